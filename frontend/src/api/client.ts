@@ -1,0 +1,180 @@
+// The one place that talks HTTP to Django: JSON in and out, session cookie, CSRF header,
+// and errors turned into typed exceptions (a stale revision is a ConflictError, never retried).
+import type {
+  ChatReply,
+  Graph,
+  MemoryHistory,
+  MemoryMessage,
+  NodeTypeSpec,
+  Page,
+  Provider,
+  Run,
+  RunSummary,
+  TranscriptMessage,
+  User,
+  ValidationIssue,
+  Workflow,
+} from './types';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: unknown;
+
+  constructor(status: number, body: unknown, message?: string) {
+    super(message ?? describeError(status, body));
+    this.name = 'ApiError';
+    this.status = status;
+    this.body = body;
+  }
+
+  /** Validation issues in a 400 answer (`{errors: [...]}`), if any. */
+  get issues(): ValidationIssue[] {
+    const errors = (this.body as { errors?: unknown } | null)?.errors;
+    return Array.isArray(errors) ? (errors as ValidationIssue[]) : [];
+  }
+}
+
+/** 409: the draft changed since the revision we hold. */
+export class ConflictError extends ApiError {
+  readonly revision: number | null;
+
+  constructor(body: unknown) {
+    super(409, body, 'This workflow was changed elsewhere since you loaded it.');
+    this.name = 'ConflictError';
+    const revision = (body as { revision?: unknown } | null)?.revision;
+    this.revision = typeof revision === 'number' ? revision : null;
+  }
+}
+
+export function describeError(status: number, body: unknown): string {
+  if (body && typeof body === 'object') {
+    const b = body as Record<string, unknown>;
+    if (typeof b.detail === 'string') return b.detail;
+    if (Array.isArray(b.errors) && b.errors.length) {
+      return (b.errors as ValidationIssue[]).map((e) => e.message).join('; ');
+    }
+    if (Array.isArray(b.non_field_errors)) return b.non_field_errors.join(' ');
+    const fieldMessages = Object.entries(b)
+      .filter(([, v]) => Array.isArray(v) || typeof v === 'string')
+      .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : v}`);
+    if (fieldMessages.length) return fieldMessages.join('; ');
+  }
+  if (typeof body === 'string' && body.trim() && body.length < 300) return body;
+  return `Request failed (${status})`;
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const unauthorizedListeners = new Set<() => void>();
+
+/** Called when any request (other than /api/auth/) answers 401/403 for lack of a session. */
+export function onUnauthorized(listener: () => void): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+export function readCookie(name: string): string | null {
+  for (const part of document.cookie.split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(rest.join('='));
+  }
+  return null;
+}
+
+async function csrfToken(): Promise<string | null> {
+  let token = readCookie('csrftoken');
+  if (!token) {
+    await fetch('/api/auth/csrf/', { credentials: 'same-origin' });
+    token = readCookie('csrftoken');
+  }
+  return token;
+}
+
+export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (UNSAFE.has(method)) {
+    const token = await csrfToken();
+    if (token) headers['X-CSRFToken'] = token;
+  }
+  const response = await fetch(url, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  if (response.ok) return parsed as T;
+  if (response.status === 409) throw new ConflictError(parsed);
+  if ((response.status === 401 || response.status === 403) && !url.startsWith('/api/auth/') && isAuthFailure(parsed)) {
+    unauthorizedListeners.forEach((listener) => listener());
+  }
+  throw new ApiError(response.status, parsed);
+}
+
+function isAuthFailure(body: unknown): boolean {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  return typeof detail === 'string' && /credentials|authenticat|log ?in/i.test(detail);
+}
+
+function query(params: Record<string, string | number | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+export interface WorkflowSave {
+  name?: string;
+  graph?: Graph;
+  revision: number;
+}
+
+export const api = {
+  me: () => request<User>('GET', '/api/auth/me/'),
+  login: (username: string, password: string) => request<User>('POST', '/api/auth/login/', { username, password }),
+  logout: () => request<void>('POST', '/api/auth/logout/'),
+
+  nodeTypes: () => request<NodeTypeSpec[]>('GET', '/api/node-types/'),
+
+  providers: () => request<Provider[] | Page<Provider>>('GET', '/api/providers/').then(unpage),
+  createProvider: (body: { name: string; kind: string; api_base?: string; api_key?: string }) =>
+    request<Provider>('POST', '/api/providers/', body),
+  deleteProvider: (id: number) => request<void>('DELETE', `/api/providers/${id}/`),
+
+  workflows: (params: { limit?: number; offset?: number } = {}) =>
+    request<Page<Workflow>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
+  workflow: (id: number) => request<Workflow>('GET', `/api/workflows/${id}/`),
+  createWorkflow: (body: { name: string; graph: Graph }) => request<Workflow>('POST', '/api/workflows/', body),
+  /** PUT when the graph is sent, else PATCH; a stale revision throws ConflictError. */
+  saveWorkflow: (id: number, body: WorkflowSave) =>
+    request<Workflow>(body.graph ? 'PUT' : 'PATCH', `/api/workflows/${id}/`, body),
+  deleteWorkflow: (id: number) => request<void>('DELETE', `/api/workflows/${id}/`),
+  publish: (id: number) => request<{ version: number }>('POST', `/api/workflows/${id}/publish/`),
+  chat: (id: number, message: string, thread?: number | null) =>
+    request<ChatReply>('POST', `/api/workflows/${id}/chat/`, thread ? { message, thread } : { message }),
+  runManual: (id: number, message: string) => request<ChatReply>('POST', `/api/workflows/${id}/run/`, { message }),
+
+  runs: (params: { workflow?: number; status?: string; trigger?: string; thread?: number; limit?: number; offset?: number }) =>
+    request<Page<RunSummary>>('GET', `/api/runs/${query(params)}`),
+  run: (id: number) => request<Run>('GET', `/api/runs/${id}/`),
+
+  threadMessages: (id: number) => request<TranscriptMessage[] | Page<TranscriptMessage>>('GET', `/api/threads/${id}/messages/`).then(unpage),
+  threadMemory: (id: number) => request<MemoryHistory[]>('GET', `/api/threads/${id}/memory/`),
+  replaceMemory: (id: number, name: string, messages: MemoryMessage[]) =>
+    request<MemoryHistory>('PUT', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { messages }),
+};
+
+/** Some list endpoints may come paginated; the pages that need one list read it whole. */
+function unpage<T>(value: T[] | Page<T>): T[] {
+  return Array.isArray(value) ? value : value.results;
+}

@@ -1,0 +1,176 @@
+// Shapes of the Django API (DESIGN.md §6). Only what the front end reads is typed.
+
+export type PortKind = 'flow' | 'memory' | 'llm';
+
+export interface PortSpec {
+  name: string;
+  kind: PortKind;
+  label: string;
+  multiple: boolean;
+}
+
+export type JSONSchema = {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  const?: unknown;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  items?: JSONSchema;
+  properties?: Record<string, JSONSchema>;
+  required?: string[];
+  anyOf?: JSONSchema[];
+  oneOf?: JSONSchema[];
+  allOf?: JSONSchema[];
+  $ref?: string;
+  $defs?: Record<string, JSONSchema>;
+  additionalProperties?: boolean | JSONSchema;
+};
+
+export interface NodeTypeSpec {
+  type: string;
+  label: string;
+  category: string;
+  description: string;
+  inputs: PortSpec[];
+  outputs: PortSpec[];
+  dynamic_outputs: string | null;
+  is_trigger: boolean;
+  params_schema: JSONSchema;
+}
+
+export type NodeParams = Record<string, unknown>;
+
+export interface GraphNode {
+  id: string;
+  type: string;
+  position: { x: number; y: number };
+  data: NodeParams;
+}
+
+export interface GraphEdge {
+  id: string;
+  source: string;
+  sourceHandle: string | null;
+  target: string;
+  targetHandle: string | null;
+}
+
+export interface Graph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface ValidationIssue {
+  node: string | null;
+  field: string | null;
+  message: string;
+}
+
+export interface Workflow {
+  id: number;
+  name: string;
+  graph: Graph;
+  revision: number;
+  errors: ValidationIssue[];
+  published_version: number | null;
+  created: string;
+  updated: string;
+}
+
+export interface Page<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+export interface User {
+  id: number;
+  username: string;
+}
+
+export interface Provider {
+  id: number;
+  name: string;
+  kind: string;
+  api_base: string;
+  has_api_key: boolean;
+}
+
+export interface RunWarning {
+  node: string | null;
+  message: string;
+}
+
+export interface ChatReply {
+  run: number;
+  thread: number;
+  reply: string;
+  warnings: RunWarning[];
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface RunStep {
+  node: string;
+  type: string;
+  status: 'running' | 'succeeded' | 'failed';
+  duration_ms: number | null;
+  input: string;
+  output: string;
+  error: string;
+  details: Record<string, unknown>;
+}
+
+export interface RunSummary {
+  id: number;
+  workflow: number;
+  status: RunStatus;
+  trigger: string;
+  thread: number | null;
+  input: string;
+  output: string;
+  error: string;
+  warnings: RunWarning[];
+  created: string;
+  duration_ms: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+}
+
+export interface Run extends RunSummary {
+  steps: RunStep[];
+}
+
+export interface MemoryMessage {
+  role: string;
+  content: string;
+  token_count?: number;
+}
+
+export interface MemoryHistory {
+  name: string;
+  node: string | null;
+  history: string;
+  summary: string;
+  messages: MemoryMessage[];
+  token_count: number;
+}
+
+export interface TranscriptMessage {
+  role: string;
+  content: string;
+  created: string;
+}

@@ -1,0 +1,38 @@
+"""The summarizer call: one request with the previous summary and the messages to fold in,
+bounded by a real deadline (the call runs in a worker thread that is abandoned at the bound)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+
+from workflows.engine.services import LLMResult
+
+# Abandoned calls finish (or hit their own timeout) in the background; a small pool caps them.
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="skein-summarizer")
+
+
+class SummaryTimeout(Exception):
+    pass
+
+
+def summary_request(*, prompt: str, previous_summary: str, messages: list[dict]) -> list[dict]:
+    transcript = "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+    previous = previous_summary.strip() or "(none yet)"
+    return [
+        {"role": "system", "content": prompt},
+        {
+            "role": "user",
+            "content": f"Existing summary:\n{previous}\n\nNew messages to add to it:\n{transcript}\n\nUpdated summary:",
+        },
+    ]
+
+
+def summarize(call: Callable[[list[dict], float], LLMResult], request: list[dict], *, timeout: float) -> LLMResult:
+    """Run ``call(request, timeout)`` and give up after ``timeout`` seconds, whatever it is doing."""
+    future = _pool.submit(call, request, timeout)
+    try:
+        return future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise SummaryTimeout(f"the summarizer did not answer within {timeout:g}s") from None

@@ -1,0 +1,181 @@
+"""A fake OpenAI-compatible model server for tests (stdlib only).
+
+litellm talks to it over real HTTP (``api_base``), streaming included, so the whole client path is
+exercised. It records every request, so tests assert exactly what a model was sent. Behaviour is
+chosen per request by a ``responder`` (request -> Reply); the default echoes the last user message.
+Runs in a thread of the test process; worker processes reach it over loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    status: int = 200
+    delay: float = 0.0  # seconds before the first byte
+    token_delay: float = 0.0  # seconds between streamed chunks
+    hang: float = 0.0  # seconds to stall after the headers (a model that hangs mid-answer)
+    prompt_tokens: int = 11
+    completion_tokens: int | None = None
+
+
+@dataclass
+class Request:
+    model: str
+    messages: list[dict]
+    stream: bool
+    body: dict
+    received: float = field(default_factory=time.monotonic)
+
+    @property
+    def last_user(self) -> str:
+        users = [m["content"] for m in self.messages if m.get("role") == "user"]
+        return users[-1] if users else ""
+
+
+def echo(request: Request) -> Reply:
+    return Reply(text=f"echo: {request.last_user}")
+
+
+class FakeLLM:
+    def __init__(self):
+        self.requests: list[Request] = []
+        self.responder: Callable[[Request], Reply] = echo
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def start(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+        self.responder = echo
+
+    def requests_for(self, model: str) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests if r.model == model]
+
+    def _record(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _handler_class(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_GET(self):
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                request = Request(
+                    model=body.get("model", ""), messages=body.get("messages", []), stream=bool(body.get("stream")), body=body
+                )
+                fake._record(request)
+                reply = fake.responder(request)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.status != 200:
+                    self._json(reply.status, {"error": {"message": reply.text or "fake failure", "type": "server_error"}})
+                    return
+                if request.stream:
+                    self._stream(request, reply)
+                else:
+                    self._complete(request, reply)
+
+            def _json(self, status: int, payload: dict):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _usage(self, reply: Reply) -> dict:
+                completion = reply.completion_tokens if reply.completion_tokens is not None else max(1, len(reply.text.split()))
+                return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": completion, "total_tokens": reply.prompt_tokens + completion}
+
+            def _complete(self, request: Request, reply: Reply):
+                if reply.hang:
+                    time.sleep(reply.hang)
+                self._json(
+                    200,
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": request.model,
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": "stop"}],
+                        "usage": self._usage(reply),
+                    },
+                )
+
+            def _stream(self, request: Request, reply: Reply):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+                def send(payload):
+                    self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+                    self.wfile.flush()
+
+                base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": request.model}
+                try:
+                    if reply.hang:
+                        time.sleep(reply.hang)
+                    pieces = _pieces(reply.text)
+                    for index, piece in enumerate(pieces):
+                        if index and reply.token_delay:
+                            time.sleep(reply.token_delay)
+                        delta = {"content": piece} if index else {"role": "assistant", "content": piece}
+                        send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    if (request.body.get("stream_options") or {}).get("include_usage"):
+                        send({**base, "choices": [], "usage": self._usage(reply)})
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        return Handler
+
+
+def _pieces(text: str) -> list[str]:
+    """Split like a tokenizer would, roughly: words with their leading space."""
+    if not text:
+        return [""]
+    words = text.split(" ")
+    return [words[0]] + [" " + w for w in words[1:]]

@@ -1,0 +1,28 @@
+"""Errors are JSON with a clear message; bad input is a 4xx, never a 500."""
+
+from __future__ import annotations
+
+from rest_framework import status
+from rest_framework.exceptions import APIException
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from workflows.engine.graph import GraphShapeError
+from workflows.services import InvalidWorkflow, NoTrigger, StaleRevision
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "conflict"
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, StaleRevision):
+        return Response({"detail": str(exc), "revision": exc.current}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, InvalidWorkflow):
+        return Response({"detail": "the workflow has errors", "errors": exc.issues}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, GraphShapeError):
+        return Response({"detail": str(exc), "errors": [{"node": None, "field": "graph", "message": str(exc)}]}, status=400)
+    if isinstance(exc, NoTrigger):
+        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,74 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from workflows import selectors
+from workflows.models import Run
+
+from .fields import WarningSerializer
+
+
+class RunsQuery(serializers.Serializer):
+    workflow = serializers.IntegerField(required=False)
+    trigger = serializers.ChoiceField(choices=Run.Trigger.choices, required=False)
+    status = serializers.ChoiceField(choices=Run.Status.choices, required=False)
+    thread = serializers.IntegerField(required=False)
+
+
+class StepOutput(serializers.Serializer):
+    node = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.CharField()
+    duration_ms = serializers.IntegerField(allow_null=True)
+    input = serializers.CharField()
+    output = serializers.CharField()
+    error = serializers.CharField()
+    details = serializers.DictField()
+
+
+class RunSummaryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    workflow = serializers.IntegerField(source="workflow_id")
+    workflow_name = serializers.CharField(source="workflow.name")
+    version = serializers.IntegerField(source="version_id")
+    status = serializers.CharField()
+    trigger = serializers.CharField()
+    thread = serializers.IntegerField(source="thread_id", allow_null=True)
+    input = serializers.CharField()
+    output = serializers.CharField()
+    error = serializers.CharField()
+    warnings = WarningSerializer(many=True)
+    created = serializers.DateTimeField()
+    started = serializers.DateTimeField(allow_null=True)
+    finished = serializers.DateTimeField(allow_null=True)
+    duration_ms = serializers.IntegerField(allow_null=True)
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.FloatField()
+
+
+class RunOutput(RunSummaryOutput):
+    steps = StepOutput(many=True)
+
+
+class RunListView(APIView):
+    @extend_schema(parameters=[RunsQuery], responses={200: RunSummaryOutput(many=True)})
+    def get(self, request):
+        query = RunsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        runs = selectors.run_list(owner=request.user, **query.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(runs, request, view=self)
+        return paginator.get_paginated_response(RunSummaryOutput(page, many=True).data)
+
+
+class RunDetailView(APIView):
+    @extend_schema(responses={200: RunOutput})
+    def get(self, request, pk: int):
+        run = selectors.run_get(owner=request.user, run_id=pk)
+        if run is None:
+            raise NotFound("no such run")
+        return Response(RunOutput(run).data)

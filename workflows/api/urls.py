@@ -1,0 +1,21 @@
+from django.urls import path
+
+from . import auth, providers, runs, threads, workflows
+
+urlpatterns = [
+    path("auth/token/", auth.TokenView.as_view()),
+    path("auth/login/", auth.LoginView.as_view()),
+    path("auth/logout/", auth.LogoutView.as_view()),
+    path("auth/me/", auth.MeView.as_view()),
+    path("auth/csrf/", auth.CsrfView.as_view()),
+    path("node-types/", workflows.NodeTypeListView.as_view()),
+    path("providers/", providers.ProviderListView.as_view()),
+    path("providers/<int:pk>/", providers.ProviderDetailView.as_view()),
+    path("workflows/", workflows.WorkflowListView.as_view()),
+    path("workflows/<int:pk>/", workflows.WorkflowDetailView.as_view()),
+    path("workflows/<int:pk>/publish/", workflows.PublishView.as_view()),
+    path("workflows/<int:pk>/chat/", workflows.ChatView.as_view()),
+    path("runs/", runs.RunListView.as_view()),
+    path("runs/<int:pk>/", runs.RunDetailView.as_view()),
+    path("threads/<int:pk>/messages/", threads.ThreadMessagesView.as_view()),
+]

@@ -1,0 +1,157 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from workflows import selectors, services
+from workflows.engine.registry import all_node_types
+
+from .fields import GraphField, IssueSerializer, TurnResultSerializer, turn_result
+
+
+class WorkflowOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    graph = serializers.JSONField()
+    revision = serializers.IntegerField()
+    errors = IssueSerializer(many=True)
+    published_version = serializers.IntegerField(allow_null=True)
+    triggers = serializers.ListField(child=serializers.DictField())
+    created = serializers.DateTimeField()
+    updated = serializers.DateTimeField()
+
+
+def workflow_data(workflow) -> dict:
+    published = workflow.published_version
+    return {
+        "id": workflow.pk,
+        "name": workflow.name,
+        "graph": workflow.graph,
+        "revision": workflow.revision,
+        "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
+        "published_version": published.number if published else None,
+        "triggers": _triggers(published) if published else [],
+        "created": workflow.created,
+        "updated": workflow.updated,
+    }
+
+
+def _triggers(version) -> list[dict]:
+    analysis = services.version_analysis(version)
+    return [
+        {"node": node_id, "type": rn.node_type.type}
+        for node_id, rn in sorted(analysis.nodes.items())
+        if rn.node_type.is_trigger
+    ]
+
+
+def _workflow(request, pk):
+    workflow = selectors.workflow_get(owner=request.user, workflow_id=pk)
+    if workflow is None:
+        raise NotFound("no such workflow")
+    return workflow
+
+
+class WorkflowCreateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    graph = GraphField(required=False, default=dict)
+
+
+class WorkflowUpdateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    graph = GraphField(required=False)
+    revision = serializers.IntegerField(min_value=1, help_text="The revision this edit is based on (409 when stale)")
+
+
+class NodeTypeOutput(serializers.Serializer):
+    type = serializers.CharField()
+    label = serializers.CharField()
+    category = serializers.CharField()
+    description = serializers.CharField()
+    inputs = serializers.ListField(child=serializers.DictField())
+    outputs = serializers.ListField(child=serializers.DictField())
+    dynamic_outputs = serializers.CharField(allow_null=True)
+    is_trigger = serializers.BooleanField()
+    params_schema = serializers.DictField()
+
+
+class NodeTypeListView(APIView):
+    @extend_schema(responses={200: NodeTypeOutput(many=True)})
+    def get(self, request):
+        return Response([node_type.describe() for node_type in all_node_types()])
+
+
+class WorkflowListView(APIView):
+    @extend_schema(responses={200: WorkflowOutput(many=True)})
+    def get(self, request):
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user), request, view=self)
+        return paginator.get_paginated_response([workflow_data(w) for w in page])
+
+    @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})
+    def post(self, request):
+        data = WorkflowCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        workflow = services.workflow_create(owner=request.user, **data.validated_data)
+        return Response(workflow_data(workflow), status=status.HTTP_201_CREATED)
+
+
+class WorkflowDetailView(APIView):
+    @extend_schema(responses={200: WorkflowOutput})
+    def get(self, request, pk: int):
+        return Response(workflow_data(_workflow(request, pk)))
+
+    @extend_schema(request=WorkflowUpdateInput, responses={200: WorkflowOutput, 409: None})
+    def put(self, request, pk: int):
+        return self._update(request, pk, partial=False)
+
+    @extend_schema(request=WorkflowUpdateInput, responses={200: WorkflowOutput, 409: None})
+    def patch(self, request, pk: int):
+        return self._update(request, pk, partial=True)
+
+    def _update(self, request, pk, partial):
+        workflow = _workflow(request, pk)
+        data = WorkflowUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        if not partial and "graph" not in fields:
+            raise serializers.ValidationError({"graph": "PUT replaces the draft: send the whole graph (or use PATCH)"})
+        workflow = services.workflow_update(workflow=workflow, **fields)
+        return Response(workflow_data(workflow))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, pk: int):
+        _workflow(request, pk).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PublishView(APIView):
+    @extend_schema(request=None, responses={201: {"type": "object", "properties": {"version": {"type": "integer"}}}})
+    def post(self, request, pk: int):
+        version = services.workflow_publish(workflow=_workflow(request, pk))
+        return Response({"version": version.number}, status=status.HTTP_201_CREATED)
+
+
+class ChatInput(serializers.Serializer):
+    message = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    thread = serializers.IntegerField(required=False, allow_null=True)
+
+
+class ChatView(APIView):
+    """Send a message to the draft workflow and get the reply once the turn finished."""
+
+    @extend_schema(request=ChatInput, responses={200: TurnResultSerializer})
+    def post(self, request, pk: int):
+        workflow = _workflow(request, pk)
+        data = ChatInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        thread = None
+        if data.validated_data.get("thread"):
+            thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
+            if thread is None:
+                raise NotFound("no such thread for this workflow")
+        run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
+        run = services.run_wait(run=run)
+        return Response(turn_result(run))

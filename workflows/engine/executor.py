@@ -1,0 +1,161 @@
+"""Runs an analysed graph (DESIGN.md §5).
+
+Walks flow edges from the firing trigger in topological order, skips branches a router did not
+choose, resolves resource ports (memory, llm) when a node runs, and reports each step to the
+``RunServices``. The ``output`` nodes that ran give the reply.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .registry import FlowValue, NodeError, NodeResult, PortKind
+from .services import MemoryBinding, ModelRef, RunServices
+from .validation import Analysis, ResolvedNode
+
+
+class RunFailed(Exception):
+    def __init__(self, node_id: str | None, message: str):
+        super().__init__(message)
+        self.node_id = node_id
+        self.message = message
+
+
+@dataclass
+class ExecutionResult:
+    reply: str
+    replies: list[str] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NodeContext:
+    node_id: str
+    resolved: ResolvedNode
+    analysis: Analysis
+    services: RunServices
+
+    @property
+    def params(self):
+        return self.resolved.params
+
+    @property
+    def payload(self) -> dict:
+        return self.services.payload
+
+    def attached(self, port: str) -> list[ResolvedNode]:
+        """The nodes attached to one of this node's resource inputs."""
+        return [
+            self.analysis.nodes[e.source]
+            for e in self.analysis.edges
+            if e.target == self.node_id and e.target_handle == port and e.source in self.analysis.nodes
+        ]
+
+    def consumers(self) -> list[ResolvedNode]:
+        """The nodes this node (a memory) is attached to."""
+        return [
+            self.analysis.nodes[e.target]
+            for e in self.analysis.edges
+            if e.source == self.node_id and e.source_handle == "memory" and e.target in self.analysis.nodes
+        ]
+
+    def memory_binding(self, consumer_model: ModelRef | None) -> MemoryBinding | None:
+        """The memory attached to this node's ``memory`` port, bound to this node as consumer."""
+        memories = self.attached("memory")
+        if not memories:
+            return None
+        return bind_memory(memories[0], self, consumer_node=self.node_id, consumer_model=consumer_model)
+
+
+def bind_memory(memory: ResolvedNode, ctx: NodeContext, *, consumer_node: str | None, consumer_model: ModelRef | None) -> MemoryBinding:
+    params = memory.params
+    history_kind = getattr(params, "history", "global")
+    history_name = {"global": "", "node": memory.node_id}.get(history_kind, getattr(params, "name", "") or "")
+    summarizer = consumer_model
+    if getattr(params, "llm_source", None) == "external":
+        models = [
+            ctx.analysis.nodes[e.source]
+            for e in ctx.analysis.edges
+            if e.target == memory.node_id and e.target_handle == "llm" and e.source in ctx.analysis.nodes
+        ]
+        summarizer = models[0].node_type.model_ref_of(models[0].params) if models else None
+    return MemoryBinding(
+        memory_node=memory.node_id,
+        memory_type=memory.node_type.type,
+        params=params,
+        history_kind=history_kind,
+        history_name=history_name,
+        consumer_node=consumer_node,
+        consumer_model=consumer_model,
+        summarizer_model=summarizer,
+    )
+
+
+def execute(analysis: Analysis, *, trigger_id: str, input_value: FlowValue, services: RunServices) -> ExecutionResult:
+    if analysis.issues:
+        raise RunFailed(None, "the workflow has validation errors")
+    trigger = analysis.nodes.get(trigger_id)
+    if trigger is None or not trigger.node_type.is_trigger:
+        raise RunFailed(trigger_id, f"'{trigger_id}' is not a trigger of this workflow")
+
+    flow_in: dict[str, list] = defaultdict(list)
+    flow_out: dict[str, list] = defaultdict(list)
+    for edge in analysis.edges:
+        if analysis.nodes[edge.source].outputs[edge.source_handle].kind == PortKind.FLOW:
+            flow_in[edge.target].append(edge)
+            flow_out[edge.source].append(edge)
+
+    values: dict[tuple[str, str], FlowValue] = {}
+    result = ExecutionResult(reply="")
+    for node_id in analysis.flow_order:
+        resolved = analysis.nodes.get(node_id)
+        if resolved is None:
+            continue
+        node_type = resolved.node_type
+        if node_type.is_trigger:
+            if node_id != trigger_id:
+                continue
+            inputs = {"input": [input_value]}
+        else:
+            inputs: dict[str, list[FlowValue]] = defaultdict(list)
+            for edge in flow_in[node_id]:
+                value = values.get((edge.source, edge.source_handle))
+                if value is not None:
+                    inputs[edge.target_handle].append(value)
+            if not inputs and not (
+                getattr(node_type, "runs_as_source", False) and not flow_in[node_id] and flow_out[node_id]
+            ):
+                continue
+
+        ctx = NodeContext(node_id=node_id, resolved=resolved, analysis=analysis, services=services)
+        input_text = "\n\n".join(v.text for vs in inputs.values() for v in vs)
+        services.node_started(node_id, node_type.type, input_text)
+        started = time.monotonic()
+        try:
+            outcome: NodeResult = node_type.run(ctx, dict(inputs))
+        except NodeError as exc:
+            _fail(services, node_id, node_type.type, str(exc), started)
+        except RunFailed:
+            raise
+        except Exception as exc:  # a node bug must fail the run clearly, not hang it
+            _fail(services, node_id, node_type.type, f"{type(exc).__name__}: {exc}", started)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        for port, value in outcome.outputs.items():
+            values[(node_id, port)] = value
+        output_text = outcome.details.pop("output_text", None)
+        if output_text is None:
+            output_text = "\n\n".join(v.text for v in outcome.outputs.values())
+        services.node_finished(node_id, node_type.type, output_text, outcome.details, duration_ms)
+        result.ran.append(node_id)
+        if "reply" in outcome.details:
+            result.replies.append(outcome.details["reply"])
+
+    result.reply = "\n\n".join(result.replies)
+    return result
+
+
+def _fail(services: RunServices, node_id: str, node_type: str, message: str, started: float):
+    services.node_failed(node_id, node_type, message, int((time.monotonic() - started) * 1000))
+    raise RunFailed(node_id, message)

@@ -1,0 +1,137 @@
+"""Node types: one class per type, declaring its ports, a pydantic params model and ``run``.
+
+The registry is served as JSON (``GET /api/node-types/``) so the editor renders every node from
+its schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from .executor import NodeContext
+
+
+class PortKind(str, Enum):
+    FLOW = "flow"
+    MEMORY = "memory"
+    LLM = "llm"
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str
+    kind: PortKind = PortKind.FLOW
+    label: str = ""
+    # Resource inputs: whether several resources may attach (e.g. one memory per consumer).
+    multiple: bool = False
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind.value, "label": self.label or self.name, "multiple": self.multiple}
+
+
+class Params(BaseModel):
+    """Base of every node's params model: unknown keys are errors, so typos surface in the editor."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class FlowValue:
+    """What travels along a flow edge: text, optionally a list of chat messages."""
+
+    text: str
+    messages: list[dict] | None = None
+
+
+@dataclass
+class NodeResult:
+    outputs: dict[str, FlowValue]
+    # Extra facts recorded on the run step (model, tokens, cost, the route chosen...).
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class NodeError(Exception):
+    """A node failed in a way the participant's run should report clearly (bad model answer...)."""
+
+
+class NodeType:
+    type: ClassVar[str]
+    label: ClassVar[str]
+    category: ClassVar[str]
+    description: ClassVar[str] = ""
+    Params: ClassVar[type[Params]] = Params
+    inputs: ClassVar[tuple[Port, ...]] = ()
+    outputs: ClassVar[tuple[Port, ...]] = ()
+    is_trigger: ClassVar[bool] = False
+    # Output ports named by a params list (a router's routes): the editor draws one handle per item.
+    dynamic_outputs: ClassVar[str | None] = None
+
+    def output_ports(self, params: Params) -> tuple[Port, ...]:
+        return self.outputs
+
+    def input_ports(self, params: Params) -> tuple[Port, ...]:
+        return self.inputs
+
+    def model_ref_of(self, params: Params):
+        """The model this node calls (a ``ModelRef``), or None for nodes that call none."""
+        return None
+
+    def check(self, node_id: str, params: Params, graph_view: GraphView) -> list[dict]:
+        """Checks beyond the params model that need the graph (e.g. a route with no edge)."""
+        return []
+
+    def run(self, ctx: NodeContext, inputs: dict[str, list[FlowValue]]) -> NodeResult:
+        raise NodeError(f"node type {self.type} cannot run on its own")
+
+    @classmethod
+    def describe(cls) -> dict:
+        return {
+            "type": cls.type,
+            "label": cls.label,
+            "category": cls.category,
+            "description": cls.description,
+            "inputs": [p.as_json() for p in cls.inputs],
+            "outputs": [p.as_json() for p in cls.outputs],
+            "dynamic_outputs": cls.dynamic_outputs,
+            "is_trigger": cls.is_trigger,
+            "params_schema": cls.Params.model_json_schema(),
+        }
+
+
+@dataclass
+class GraphView:
+    """What a node's ``check`` may look at: the edges touching it, by port."""
+
+    incoming: dict[str, list[str]]  # target port -> source node ids
+    outgoing: dict[str, list[str]]  # source port -> target node ids
+    node_types: dict[str, str]  # node id -> type name, for the whole graph
+
+
+_REGISTRY: dict[str, NodeType] = {}
+
+
+def register(cls: type[NodeType]) -> type[NodeType]:
+    if cls.type in _REGISTRY:
+        raise RuntimeError(f"node type {cls.type} registered twice")
+    _REGISTRY[cls.type] = cls()
+    return cls
+
+
+def get_node_type(type_name: str) -> NodeType | None:
+    _load_builtin_nodes()
+    return _REGISTRY.get(type_name)
+
+
+def all_node_types() -> list[NodeType]:
+    _load_builtin_nodes()
+    return list(_REGISTRY.values())
+
+
+def _load_builtin_nodes() -> None:
+    # Importing the node families registers them; done lazily to keep import order simple.
+    from workflows import nodes  # noqa: F401

@@ -1,0 +1,172 @@
+"""Graph validation: every problem, keyed by node and field (``{node, field, message}``)."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from .graph import Graph
+from .registry import GraphView, NodeType, Params, Port, PortKind, get_node_type
+
+
+@dataclass
+class ResolvedNode:
+    node_id: str
+    node_type: NodeType
+    params: Params
+    inputs: dict[str, Port]
+    outputs: dict[str, Port]
+
+
+@dataclass
+class Analysis:
+    """A parsed graph with its node types and params resolved, plus every issue found."""
+
+    graph: Graph
+    nodes: dict[str, ResolvedNode]
+    issues: list[dict]
+    flow_order: list[str]
+    edges: list  # the edges that connect existing ports of matching kinds
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+
+def issue(node: str | None, field: str | None, message: str) -> dict:
+    return {"node": node, "field": field, "message": message}
+
+
+def analyze(graph: Graph) -> Analysis:
+    issues = list(graph.parse_issues)
+    resolved: dict[str, ResolvedNode] = {}
+
+    for node in graph.nodes.values():
+        node_type = get_node_type(node.type)
+        if node_type is None:
+            issues.append(issue(node.id, "type", f"unknown node type '{node.type}'"))
+            continue
+        try:
+            params = node_type.Params.model_validate(node.data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                field = ".".join(str(part) for part in err["loc"]) or None
+                issues.append(issue(node.id, field, err["msg"]))
+            continue
+        resolved[node.id] = ResolvedNode(
+            node_id=node.id,
+            node_type=node_type,
+            params=params,
+            inputs={p.name: p for p in node_type.input_ports(params)},
+            outputs={p.name: p for p in node_type.output_ports(params)},
+        )
+
+    valid_edges = []
+    for edge in graph.edges:
+        source, target = graph.nodes.get(edge.source), graph.nodes.get(edge.target)
+        if source is None or target is None:
+            missing = edge.source if source is None else edge.target
+            anchor = edge.target if source is None and target is not None else (edge.source if source else None)
+            issues.append(issue(anchor, "edges", f"edge '{edge.id}' points to a missing node '{missing}'"))
+            continue
+        if edge.source == edge.target:
+            issues.append(issue(edge.source, "edges", f"edge '{edge.id}' connects the node to itself"))
+            continue
+        src, dst = resolved.get(edge.source), resolved.get(edge.target)
+        if src is None or dst is None:
+            continue  # the node's own problem is already reported
+        out_port = src.outputs.get(edge.source_handle)
+        in_port = dst.inputs.get(edge.target_handle)
+        if out_port is None:
+            issues.append(issue(edge.source, edge.source_handle, f"'{src.node_type.type}' has no output '{edge.source_handle}'"))
+            continue
+        if in_port is None:
+            issues.append(issue(edge.target, edge.target_handle, f"'{dst.node_type.type}' has no input '{edge.target_handle}'"))
+            continue
+        if out_port.kind != in_port.kind:
+            issues.append(
+                issue(
+                    edge.target,
+                    edge.target_handle,
+                    f"cannot connect a {out_port.kind.value} output ({edge.source}.{out_port.name}) "
+                    f"to a {in_port.kind.value} input",
+                )
+            )
+            continue
+        valid_edges.append(edge)
+
+    incoming: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    outgoing: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for edge in valid_edges:
+        incoming[edge.target][edge.target_handle].append(edge.source)
+        outgoing[edge.source][edge.source_handle].append(edge.target)
+
+    node_types = {n.id: n.type for n in graph.nodes.values()}
+    for node_id, rn in resolved.items():
+        for port in rn.inputs.values():
+            if port.kind != PortKind.FLOW and not port.multiple and len(incoming[node_id][port.name]) > 1:
+                issues.append(issue(node_id, port.name, f"only one {port.kind.value} can attach to '{port.name}'"))
+        view = GraphView(incoming=dict(incoming[node_id]), outgoing=dict(outgoing[node_id]), node_types=node_types)
+        issues.extend(rn.node_type.check(node_id, rn.params, view))
+
+    flow_edges = [e for e in valid_edges if resolved[e.source].outputs[e.source_handle].kind == PortKind.FLOW]
+    order, cyclic = _topological_order(list(graph.nodes), flow_edges)
+    for node_id in cyclic:
+        issues.append(issue(node_id, None, "this node is part of a cycle; flow edges must not loop back"))
+
+    triggers = [n for n, rn in resolved.items() if rn.node_type.is_trigger]
+    if not triggers:
+        issues.append(issue(None, None, "add a trigger node (chat, webhook, schedule or manual) to start the workflow"))
+    else:
+        reached = _reachable(triggers, flow_edges)
+        for node_id, rn in resolved.items():
+            if rn.node_type.type == "output" and node_id not in reached:
+                issues.append(issue(node_id, "input", "no trigger reaches this output; connect it to the flow"))
+
+    return Analysis(graph=graph, nodes=resolved, issues=issues, flow_order=order, edges=valid_edges)
+
+
+def _topological_order(node_ids: list[str], edges) -> tuple[list[str], list[str]]:
+    indegree = {n: 0 for n in node_ids}
+    adjacency: dict[str, list[str]] = defaultdict(list)
+    for edge in edges:
+        adjacency[edge.source].append(edge.target)
+        indegree[edge.target] += 1
+    queue = deque(n for n in node_ids if indegree[n] == 0)
+    order = []
+    while queue:
+        current = queue.popleft()
+        order.append(current)
+        for nxt in adjacency[current]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                queue.append(nxt)
+    # Kahn leaves cycles and whatever hangs below them; peel off the nodes that lead nowhere.
+    left = {n for n in node_ids if indegree[n] > 0}
+    while True:
+        sinks = {n for n in left if not any(t in left for t in adjacency[n])}
+        if not sinks:
+            break
+        left -= sinks
+    return order, [n for n in node_ids if n in left]
+
+
+def _reachable(starts: list[str], edges) -> set[str]:
+    adjacency: dict[str, list[str]] = defaultdict(list)
+    for edge in edges:
+        adjacency[edge.source].append(edge.target)
+    seen = set(starts)
+    stack = list(starts)
+    while stack:
+        for nxt in adjacency[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def validate(raw_graph) -> list[dict]:
+    """Every issue of a raw graph; a graph that is not graph-shaped raises ``GraphShapeError``."""
+    return analyze(Graph.parse(raw_graph)).issues

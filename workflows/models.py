@@ -1,0 +1,210 @@
+from __future__ import annotations
+
+
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from . import crypto
+
+
+class Provider(models.Model):
+    class Kind(models.TextChoices):
+        OPENAI = "openai", "OpenAI"
+        ANTHROPIC = "anthropic", "Anthropic"
+        OLLAMA = "ollama", "Ollama"
+        OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="providers")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    api_base = models.URLField(max_length=500, blank=True)
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self):
+        return f"{self.name} ({self.kind})"
+
+    @property
+    def api_key(self) -> str:
+        return crypto.decrypt(self.api_key_encrypted)
+
+    @api_key.setter
+    def api_key(self, value: str) -> None:
+        self.api_key_encrypted = crypto.encrypt(value or "")
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
+
+
+class Workflow(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workflows")
+    name = models.CharField(max_length=200)
+    graph = models.JSONField(default=dict)
+    revision = models.PositiveIntegerField(default=1)
+    published_version = models.ForeignKey(
+        "WorkflowVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated", "-id"]
+
+    def __str__(self):
+        return self.name
+
+
+class WorkflowVersion(models.Model):
+    """An immutable snapshot of a workflow's graph. Runs execute a version, never the live draft.
+
+    Published versions are numbered; the test chat runs a draft snapshot, one per draft revision.
+    """
+
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField(null=True, blank=True)
+    draft_revision = models.PositiveIntegerField(null=True, blank=True)
+    graph = models.JSONField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "number"], name="unique_version_number"),
+            models.UniqueConstraint(fields=["workflow", "draft_revision"], name="unique_draft_snapshot"),
+            models.CheckConstraint(
+                condition=Q(number__isnull=False) | Q(draft_revision__isnull=False), name="version_is_numbered_or_draft"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.workflow} v{self.number}" if self.number else f"{self.workflow} draft r{self.draft_revision}"
+
+    @property
+    def is_draft(self) -> bool:
+        return self.number is None
+
+
+class Thread(models.Model):
+    """A conversation. Its transcript (``messages``) is never trimmed."""
+
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="threads")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads")
+    title = models.CharField(max_length=200, blank=True)
+    # Sequence numbers order the transcript; the counter is advanced under a row lock.
+    last_seq = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated", "-id"]
+
+    def __str__(self):
+        return self.title or f"thread {self.pk}"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    run = models.ForeignKey("Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="messages")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["thread", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "seq"], name="unique_message_seq"),
+            # A redelivered turn must not write its messages twice.
+            models.UniqueConstraint(fields=["run", "role"], condition=Q(run__isnull=False), name="one_message_per_run_role"),
+        ]
+
+    def __str__(self):
+        return f"{self.role}: {self.content[:40]}"
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    class Trigger(models.TextChoices):
+        CHAT = "chat"
+        WEBHOOK = "webhook"
+        SCHEDULE = "schedule"
+        MANUAL = "manual"
+
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="runs")
+    version = models.ForeignKey(WorkflowVersion, on_delete=models.PROTECT, related_name="runs")
+    thread = models.ForeignKey(Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    trigger_node = models.CharField(max_length=100)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    input = models.TextField(blank=True)
+    payload = models.JSONField(default=dict, blank=True)
+    output = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["thread", "status", "id"], name="run_thread_queue")]
+
+    def __str__(self):
+        return f"run {self.pk} ({self.status})"
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started and self.finished:
+            return int((self.finished - self.started).total_seconds() * 1000)
+        return None
+
+
+class RunStep(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    node = models.CharField(max_length=100)
+    type = models.CharField(max_length=64)
+    position = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    input = models.TextField(blank=True)
+    output = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    started = models.DateTimeField(auto_now_add=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [models.UniqueConstraint(fields=["run", "node"], name="one_step_per_node")]
+
+    def __str__(self):
+        return f"{self.node} ({self.status})"
+
+

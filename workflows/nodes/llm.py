@@ -1,0 +1,68 @@
+"""LLM nodes: ``llm`` answers with a model; ``llm.model`` defines a model to attach elsewhere."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind, register
+
+from .common import ModelParams, joined_text, render
+
+
+def chat_messages(system_prompt: str, history: list[dict], user_text: str) -> list[dict]:
+    """What a consuming model receives: system prompt, memory (seeds, summary, kept), input."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return messages + history + [{"role": "user", "content": user_text}]
+
+
+def remember(ctx, binding, user_text: str, model_text: str) -> None:
+    """Node and named histories record the node's input and its model's output, immediately."""
+    if binding is not None and binding.history_kind != "global":
+        ctx.services.memory.record(
+            binding, [{"role": "user", "content": user_text}, {"role": "assistant", "content": model_text}]
+        )
+
+
+@register
+class LLMNode(NodeType):
+    type = "llm"
+    label = "LLM"
+    category = "AI"
+    description = "Answers the input with a model, seeing the attached memory."
+    inputs = (Port("input"), Port("memory", PortKind.MEMORY))
+    outputs = (Port("output"),)
+
+    class Params(ModelParams):
+        system_prompt: str = Field(
+            "You are a helpful assistant.", max_length=100000, json_schema_extra={"format": "prompt"}
+        )
+        max_tokens: int | None = Field(None, ge=1, le=1_000_000)
+
+    def model_ref_of(self, params):
+        return params.model_ref(params.max_tokens)
+
+    def run(self, ctx, inputs):
+        params = ctx.params
+        ref = self.model_ref_of(params)
+        user_text = joined_text(inputs)
+        binding = ctx.memory_binding(ref)
+        history = ctx.services.memory.context(binding).messages if binding else []
+        system_prompt = render(params.system_prompt, input_text=user_text, payload=ctx.payload)
+        result = ctx.services.call_model(ctx.node_id, ref, chat_messages(system_prompt, history, user_text))
+        remember(ctx, binding, user_text, result.text)
+        return NodeResult(outputs={"output": FlowValue(result.text)}, details=result.details())
+
+
+@register
+class ModelNode(NodeType):
+    type = "llm.model"
+    label = "Model"
+    category = "AI"
+    description = "A model to attach to a summarizing memory's llm port (usually a cheaper one)."
+    outputs = (Port("llm", PortKind.LLM),)
+
+    class Params(ModelParams):
+        pass
+
+    def model_ref_of(self, params):
+        return params.model_ref()

@@ -1,0 +1,162 @@
+"""Conversation memory nodes (DESIGN.md §4).
+
+A memory node attaches to a consuming node's ``memory`` port. The strategies themselves (what is
+kept, when to summarize) live in the ``memory`` app; these classes declare params and ports and,
+when the node sits in the flow, replace its history (``set_history``) or emit its messages.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from workflows.engine.executor import bind_memory
+from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, register
+
+DEFAULT_SUMMARY_PROMPT = (
+    "You maintain a running summary of a conversation between a user and an assistant.\n"
+    "Extend the existing summary with the new messages below. Keep every fact, name, number, "
+    "decision, preference and open question that may matter later; drop greetings and filler. "
+    "Write in the third person, in the conversation's language, as compact prose. "
+    "Return only the updated summary."
+)
+CONSUMERS = ("llm", "router.llm")
+
+
+class Message(Params):
+    role: Literal["system", "user", "assistant"]
+    content: str = Field(..., max_length=100000)
+
+
+class MemoryParams(Params):
+    history: Literal["global", "node", "named"] = Field("global", description="Which history this memory serves")
+    name: str = Field("", max_length=100, description="The shared history's name (for named)")
+    key: Literal["thread", "run"] = Field("thread", description="Persist across a thread's turns, or one run only")
+    seed_messages: list[Message] = Field(default_factory=list, max_length=200, description="Few-shot messages, always sent first")
+    emit_messages: bool = Field(False, description="Send the current context messages out of the messages port")
+
+    @model_validator(mode="after")
+    def _named_needs_name(self):
+        if self.history == "named" and not self.name.strip():
+            raise ValueError("a named history needs a name")
+        return self
+
+
+class MemoryNode(NodeType):
+    category = "Memory"
+    inputs = (Port("set_history", label="set history"),)
+    outputs = (Port("memory", PortKind.MEMORY), Port("messages"))
+    # With nothing flowing in, a memory whose messages port is wired still emits at the start.
+    runs_as_source = True
+
+    def check(self, node_id, params, view):
+        issues = []
+        consumers = view.outgoing.get("memory", [])
+        for consumer in consumers:
+            if view.node_types.get(consumer) not in CONSUMERS:
+                issues.append({"node": node_id, "field": "memory", "message": "memory can only attach to an llm or router.llm node"})
+        if params.history == "node" and len(consumers) > 1:
+            issues.append(
+                {"node": node_id, "field": "history", "message": "a node history serves one node; use a named history to share"}
+            )
+        if view.outgoing.get("messages") and not params.emit_messages:
+            issues.append({"node": node_id, "field": "emit_messages", "message": "turn on emit_messages to use the messages output"})
+        return issues
+
+    def run(self, ctx, inputs):
+        consumers = ctx.consumers()
+        consumer = consumers[0] if consumers else None
+        consumer_model = consumer.node_type.model_ref_of(consumer.params) if consumer else None
+        binding = bind_memory(ctx.resolved, ctx, consumer_node=consumer.node_id if consumer else None, consumer_model=consumer_model)
+        replaced = 0
+        if inputs.get("set_history"):
+            messages = history_from_input(inputs["set_history"])
+            ctx.services.memory.replace(binding, messages)
+            replaced = len(messages)
+        outputs = {}
+        if ctx.params.emit_messages:
+            context = ctx.services.memory.context(binding).messages
+            outputs["messages"] = FlowValue(json.dumps(context, ensure_ascii=False), messages=context)
+        return NodeResult(outputs=outputs, details={"replaced": replaced} if inputs.get("set_history") else {})
+
+
+def history_from_input(values: list[FlowValue]) -> list[dict]:
+    """``set_history`` takes messages from the flow: a value's message list, or JSON text of one."""
+    messages: list = []
+    for value in values:
+        if value.messages is not None:
+            messages.extend(value.messages)
+            continue
+        try:
+            parsed = json.loads(value.text)
+        except ValueError:
+            raise NodeError("set_history expects a list of {role, content} messages (as JSON)") from None
+        if not isinstance(parsed, list):
+            raise NodeError("set_history expects a JSON list of {role, content} messages")
+        messages.extend(parsed)
+    try:
+        return [Message.model_validate(m).model_dump() for m in messages]
+    except Exception as exc:
+        raise NodeError(f"set_history: invalid message: {exc}") from None
+
+
+@register
+class BufferMemory(MemoryNode):
+    type = "memory.buffer"
+    label = "Buffer memory"
+    description = "Sends the whole history."
+
+    class Params(MemoryParams):
+        pass
+
+
+@register
+class WindowMemory(MemoryNode):
+    type = "memory.window"
+    label = "Window memory"
+    description = "Sends the newest messages: the last K, or as many as fit a token limit."
+
+    class Params(MemoryParams):
+        max_messages: int | None = Field(20, ge=1, le=100000, description="Keep the newest K messages")
+        max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens")
+
+        @model_validator(mode="after")
+        def _has_a_limit(self):
+            if self.max_messages is None and self.max_tokens is None:
+                raise ValueError("set max_messages or max_tokens")
+            return self
+
+
+@register
+class SummaryMemory(MemoryNode):
+    type = "memory.summary"
+    label = "Summarizing memory"
+    description = "Condenses older messages into a running summary, keeping the newest ones verbatim."
+    inputs = (Port("set_history", label="set history"), Port("llm", PortKind.LLM))
+
+    class Params(MemoryParams):
+        max_messages: int | None = Field(20, ge=2, le=100000, description="Summarize when the history reaches this many messages")
+        max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="...or this many tokens")
+        keep_last: int = Field(6, ge=0, le=1000, description="Newest messages kept verbatim")
+        llm_source: Literal["from_parent", "external"] = Field(
+            "from_parent", description="Summarize with the consuming node's model, or the model on the llm port"
+        )
+        summary_prompt: str = Field(DEFAULT_SUMMARY_PROMPT, max_length=20000, json_schema_extra={"format": "prompt"})
+
+        @model_validator(mode="after")
+        def _limits(self):
+            if self.max_messages is None and self.max_tokens is None:
+                raise ValueError("set max_messages or max_tokens")
+            if self.max_messages is not None and self.keep_last >= self.max_messages:
+                raise ValueError("keep_last must be smaller than max_messages")
+            return self
+
+    def check(self, node_id, params, view):
+        issues = super().check(node_id, params, view)
+        if params.llm_source == "external" and not view.incoming.get("llm"):
+            issues.append(
+                {"node": node_id, "field": "llm", "message": "llm_source is external: attach an llm.model node to the llm port"}
+            )
+        return issues

@@ -1,0 +1,163 @@
+"""Routers send the input down one named route; the node's output is its input, passed through."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator, model_validator
+
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, PortKind, register
+
+from .common import ModelParams, joined_text
+from .llm import chat_messages, remember
+
+ROUTE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_ .-]{0,63}$"
+
+
+class RouterNode(NodeType):
+    category = "Routing"
+    inputs = (Port("input"),)
+    dynamic_outputs = "routes"
+
+    def output_ports(self, params):
+        return tuple(Port(route.name) for route in params.routes)
+
+    def check(self, node_id, params, view):
+        return [
+            {"node": node_id, "field": "routes", "message": f"route '{route.name}' is not connected to anything"}
+            for route in params.routes
+            if not view.outgoing.get(route.name)
+        ]
+
+    def pass_through(self, inputs, route: str, details: dict) -> NodeResult:
+        values = inputs.get("input", [])
+        value = values[0] if len(values) == 1 else FlowValue(joined_text(inputs))
+        return NodeResult(outputs={route: value}, details={"route": route, **details})
+
+
+def _check_routes(routes, default_route):
+    names = [r.name for r in routes]
+    if len(set(names)) != len(names):
+        raise ValueError("route names must be unique")
+    if default_route not in names:
+        raise ValueError(f"default_route '{default_route}' is not one of the routes")
+
+
+class LLMRoute(Params):
+    name: str = Field(..., pattern=ROUTE_NAME)
+    description: str = Field("", max_length=2000)
+
+
+@register
+class LLMRouter(RouterNode):
+    type = "router.llm"
+    label = "LLM router"
+    description = "A model picks one of the named routes; the input passes through."
+    inputs = (Port("input"), Port("memory", PortKind.MEMORY))
+
+    class Params(ModelParams):
+        prompt: str = Field(
+            "Classify the user's message into exactly one of the routes below.",
+            max_length=20000,
+            json_schema_extra={"format": "prompt"},
+        )
+        routes: list[LLMRoute] = Field(
+            default_factory=lambda: [LLMRoute(name="general", description="anything else")], min_length=1, max_length=50
+        )
+        default_route: str = "general"
+        temperature: float | None = Field(0.0, ge=0, le=2)
+
+        @model_validator(mode="after")
+        def _default_is_a_route(self):
+            _check_routes(self.routes, self.default_route)
+            return self
+
+    def model_ref_of(self, params):
+        return params.model_ref(max_tokens=20)
+
+    def run(self, ctx, inputs):
+        params = ctx.params
+        ref = self.model_ref_of(params)
+        user_text = joined_text(inputs)
+        binding = ctx.memory_binding(ref)
+        history = ctx.services.memory.context(binding).messages if binding else []
+        route_lines = "\n".join(f"- {r.name}: {r.description}" if r.description else f"- {r.name}" for r in params.routes)
+        system = (
+            f"{params.prompt}\n\nRoutes:\n{route_lines}\n\n"
+            f"Answer with the route name only, exactly as written, one of: {', '.join(r.name for r in params.routes)}."
+        )
+        result = ctx.services.call_model(ctx.node_id, ref, chat_messages(system, history, user_text))
+        route = choose_route(result.text, [r.name for r in params.routes], params.default_route)
+        remember(ctx, binding, user_text, route)
+        return self.pass_through(inputs, route, {**result.details(), "model_answer": result.text})
+
+
+def choose_route(answer: str, names: list[str], default: str) -> str:
+    """The route the model named: an exact answer first, then a route named inside the answer."""
+    cleaned = answer.strip().strip("\"'`.*").strip().lower()
+    by_lower = {name.lower(): name for name in names}
+    if cleaned in by_lower:
+        return by_lower[cleaned]
+    # The longest name first, so that "billing_urgent" wins over "billing".
+    for name in sorted(names, key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", answer.lower()):
+            return name
+    return default
+
+
+class StaticRoute(Params):
+    name: str = Field(..., pattern=ROUTE_NAME)
+    match: str = Field(
+        "", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches"
+    )
+
+    @field_validator("match")
+    @classmethod
+    def _valid_regex(cls, value: str) -> str:
+        if len(value) >= 2 and value.startswith("/") and value.endswith("/"):
+            try:
+                re.compile(value[1:-1])
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression: {exc}") from None
+        return value
+
+
+@register
+class StaticRouter(RouterNode):
+    type = "router.static"
+    label = "Rule router"
+    description = "Routes by keyword, /regex/ or payload.field=value, with no model call."
+
+    class Params(Params):
+        routes: list[StaticRoute] = Field(
+            default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50
+        )
+        default_route: str = "default"
+
+        @model_validator(mode="after")
+        def _default_is_a_route(self):
+            _check_routes(self.routes, self.default_route)
+            return self
+
+    def run(self, ctx, inputs):
+        text = joined_text(inputs)
+        for route in ctx.params.routes:
+            if route_matches(route.match, text, ctx.payload):
+                return self.pass_through(inputs, route.name, {})
+        return self.pass_through(inputs, ctx.params.default_route, {})
+
+
+def route_matches(match: str, text: str, payload: dict) -> bool:
+    if not match:
+        return False
+    if len(match) >= 2 and match.startswith("/") and match.endswith("/"):
+        return re.search(match[1:-1], text) is not None
+    if match.startswith("payload.") and "=" in match:
+        path, expected = match[len("payload.") :].split("=", 1)
+        value = payload
+        for part in path.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return False
+            value = value[part]
+        return str(value) == expected
+    return re.search(rf"\b{re.escape(match.lower())}\b", text.lower()) is not None

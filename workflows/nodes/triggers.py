@@ -1,0 +1,85 @@
+"""Trigger nodes: where a run starts. Each passes the run's input message through."""
+
+from __future__ import annotations
+
+import zoneinfo
+
+from celery.schedules import crontab
+from pydantic import Field, field_validator
+
+from workflows.engine.registry import NodeResult, NodeType, Params, Port, register
+
+
+class TriggerNode(NodeType):
+    category = "Triggers"
+    is_trigger = True
+    outputs = (Port("output", label="message"),)
+
+    def run(self, ctx, inputs):
+        value = inputs["input"][0]
+        return NodeResult(outputs={"output": value})
+
+
+@register
+class ChatTrigger(TriggerNode):
+    type = "trigger.chat"
+    label = "Chat message"
+    description = "A message from the chat widget, the test chat or the chat API."
+
+
+@register
+class ManualTrigger(TriggerNode):
+    type = "trigger.manual"
+    label = "Manual run"
+    description = "The editor's Run button, with an input message."
+
+    class Params(Params):
+        input: str = Field("", max_length=20000, description="Default input when Run is pressed without one")
+
+
+@register
+class WebhookTrigger(TriggerNode):
+    type = "trigger.webhook"
+    label = "Webhook"
+    description = "An HTTP POST to the workflow's secret URL; the payload's 'message' is the input."
+
+    class Params(Params):
+        require_signature: bool = Field(False, description="Require an HMAC-SHA256 signature header")
+
+
+def parse_cron(expression: str) -> crontab:
+    parts = expression.split()
+    if len(parts) != 5:
+        raise ValueError("cron needs five fields: minute hour day-of-month month day-of-week")
+    minute, hour, day_of_month, month, day_of_week = parts
+    return crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week)
+
+
+@register
+class ScheduleTrigger(TriggerNode):
+    type = "trigger.schedule"
+    label = "Schedule"
+    description = "Runs on a cron schedule in a time zone, with a fixed input."
+
+    class Params(Params):
+        cron: str = Field("0 9 * * *", description="minute hour day-of-month month day-of-week")
+        timezone: str = Field("UTC")
+        input: str = Field("", max_length=20000)
+
+        @field_validator("cron")
+        @classmethod
+        def _valid_cron(cls, value: str) -> str:
+            try:
+                parse_cron(value)
+            except Exception as exc:  # celery raises several types for bad fields
+                raise ValueError(f"invalid cron expression: {exc}") from None
+            return value
+
+        @field_validator("timezone")
+        @classmethod
+        def _valid_timezone(cls, value: str) -> str:
+            try:
+                zoneinfo.ZoneInfo(value)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone '{value}'") from None
+            return value

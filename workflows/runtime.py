@@ -1,0 +1,109 @@
+"""The engine's ``RunServices`` for one run: model calls through litellm, steps, warnings, events."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.utils import timezone
+
+from memory.runtime import MemoryRuntime
+
+from . import events, llm
+from .engine.registry import NodeError
+from .engine.services import LLMResult, ModelRef
+from .models import Provider, Run, RunStep
+
+logger = logging.getLogger("skein.runs")
+
+
+class TurnRuntime:
+    def __init__(self, run: Run):
+        self.run = run
+        self.payload = run.payload or {}
+        self.warnings: list[dict] = list(run.warnings or [])
+        self._position = 0
+        self._providers: dict[int, Provider] = {}
+        self._usage_lock = threading.Lock()
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cost = 0.0
+        self.memory = MemoryRuntime(
+            workflow_id=run.workflow_id,
+            run_id=run.id,
+            thread_id=run.thread_id,
+            bind_model=self.bind_model,
+            warn=self.warn,
+            notify=self._publish,
+        )
+
+    # --- models ---------------------------------------------------------------------------------
+    def _provider(self, provider_id: int | None) -> Provider | None:
+        if provider_id is None:
+            return None
+        if provider_id not in self._providers:
+            provider = Provider.objects.filter(pk=provider_id, owner_id=self.run.workflow.owner_id).first()
+            if provider is None:
+                raise NodeError(f"provider {provider_id} does not exist (or belongs to someone else)")
+            self._providers[provider_id] = provider
+        return self._providers[provider_id]
+
+    def bind_model(self, node_id: str, ref: ModelRef, *, stream: bool = True):
+        """Resolve the provider now; the returned call touches no database (safe in any thread)."""
+        provider = self._provider(ref.provider)
+        on_token = self._token_sender(node_id) if stream else None
+
+        def call(messages: list[dict], timeout: float | None = None) -> LLMResult:
+            result = llm.complete(ref, provider, messages, on_token=on_token, timeout=timeout)
+            with self._usage_lock:
+                self.prompt_tokens += result.prompt_tokens
+                self.completion_tokens += result.completion_tokens
+                self.cost += result.cost
+            return result
+
+        return call
+
+    def call_model(self, node_id: str, ref: ModelRef, messages: list[dict]) -> LLMResult:
+        return self.bind_model(node_id, ref)(messages)
+
+    def _token_sender(self, node_id: str):
+        run_id, thread_id = self.run.id, self.run.thread_id
+
+        def send(text: str) -> None:
+            events.publish_token(run_id=run_id, thread_id=thread_id, node=node_id, text=text)
+
+        return send
+
+    # --- steps ----------------------------------------------------------------------------------
+    def node_started(self, node_id: str, node_type: str, input_text: str) -> None:
+        self._position += 1
+        RunStep.objects.update_or_create(
+            run=self.run,
+            node=node_id,
+            defaults=dict(type=node_type, position=self._position, status=RunStep.Status.RUNNING, input=input_text, started=timezone.now()),
+        )
+        self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
+
+    def node_finished(self, node_id: str, node_type: str, output_text: str, details: dict, duration_ms: int) -> None:
+        RunStep.objects.filter(run=self.run, node=node_id).update(
+            status=RunStep.Status.SUCCEEDED, output=output_text, details=details, duration_ms=duration_ms
+        )
+        self._publish(
+            events.NODE_FINISHED,
+            {"node": node_id, "type": node_type, "status": "succeeded", "duration_ms": duration_ms, "output": output_text[:2000], "details": details},
+        )
+
+    def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:
+        RunStep.objects.filter(run=self.run, node=node_id).update(status=RunStep.Status.FAILED, error=error, duration_ms=duration_ms)
+        self._publish(
+            events.NODE_FINISHED, {"node": node_id, "type": node_type, "status": "failed", "duration_ms": duration_ms, "error": error}
+        )
+
+    def warn(self, node_id: str | None, message: str) -> None:
+        warning = {"node": node_id, "message": message}
+        self.warnings.append(warning)
+        Run.objects.filter(pk=self.run.pk).update(warnings=self.warnings)
+        self._publish(events.MEMORY_WARNING, warning)
+
+    def _publish(self, event_type: str, data: dict) -> None:
+        events.publish(event_type, data, run_id=self.run.id, thread_id=self.run.thread_id)

@@ -1,0 +1,289 @@
+"""Writes: workflows, versions, providers, threads and runs; and the turn loop that runs them."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import lru_cache
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memory import services as memory_services
+
+from . import events, locks
+from .engine.executor import RunFailed, execute
+from .engine.graph import Graph
+from .engine.registry import FlowValue
+from .engine.validation import Analysis, analyze, issue
+from .models import Message, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
+
+logger = logging.getLogger("skein.runs")
+
+MAX_ATTEMPTS = 3
+
+
+class StaleRevision(Exception):
+    def __init__(self, current: int):
+        super().__init__(f"the workflow was changed meanwhile (now at revision {current}); reload it")
+        self.current = current
+
+
+class InvalidWorkflow(Exception):
+    def __init__(self, issues: list[dict]):
+        super().__init__("the workflow has errors")
+        self.issues = issues
+
+
+class NoTrigger(Exception):
+    pass
+
+
+# --- graphs -------------------------------------------------------------------------------------
+def graph_issues(*, graph, owner) -> list[dict]:
+    """Every problem of a graph for this owner: the engine's checks plus providers they can use.
+
+    Raises ``GraphShapeError`` for input that is not graph-shaped at all."""
+    analysis = analyze(Graph.parse(graph))
+    issues = list(analysis.issues)
+    wanted = {rn.params.provider: rn.node_id for rn in analysis.nodes.values() if getattr(rn.params, "provider", None)}
+    if wanted:
+        owned = set(Provider.objects.filter(owner=owner, pk__in=list(wanted)).values_list("pk", flat=True))
+        issues += [issue(node, "provider", f"provider {pid} does not exist") for pid, node in wanted.items() if pid not in owned]
+    return issues
+
+
+_analysis_lock = threading.Lock()
+
+
+@lru_cache(maxsize=256)
+def _cached_analysis(version_id: int, graph_json: str) -> Analysis:
+    import json
+
+    return analyze(Graph.parse(json.loads(graph_json)))
+
+
+def version_analysis(version: WorkflowVersion) -> Analysis:
+    """Versions are immutable, so their analysis is computed once per process."""
+    import json
+
+    with _analysis_lock:
+        return _cached_analysis(version.pk, json.dumps(version.graph, sort_keys=True))
+
+
+# --- providers ----------------------------------------------------------------------------------
+def provider_create(*, owner, name: str, kind: str, api_base: str = "", api_key: str = "") -> Provider:
+    provider = Provider(owner=owner, name=name, kind=kind, api_base=api_base or "")
+    provider.api_key = api_key or ""
+    provider.save()
+    return provider
+
+
+def provider_update(*, provider: Provider, **fields) -> Provider:
+    for name in ("name", "kind", "api_base"):
+        if name in fields:
+            setattr(provider, name, fields[name] or "")
+    if "api_key" in fields and fields["api_key"] is not None:
+        provider.api_key = fields["api_key"]
+    provider.save()
+    return provider
+
+
+# --- workflows ----------------------------------------------------------------------------------
+def workflow_create(*, owner, name: str, graph: dict) -> Workflow:
+    return Workflow.objects.create(owner=owner, name=name, graph=graph)
+
+
+def workflow_update(*, workflow: Workflow, revision: int, **fields) -> Workflow:
+    """Save the draft if ``revision`` is still current; otherwise ``StaleRevision`` (HTTP 409)."""
+    changes = {k: v for k, v in fields.items() if k in ("name", "graph")}
+    updated = Workflow.objects.filter(pk=workflow.pk, revision=revision).update(
+        revision=F("revision") + 1, updated=timezone.now(), **changes
+    )
+    workflow.refresh_from_db()
+    if not updated:
+        raise StaleRevision(workflow.revision)
+    return workflow
+
+
+def workflow_publish(*, workflow: Workflow) -> WorkflowVersion:
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+    if issues:
+        raise InvalidWorkflow(issues)
+    with transaction.atomic():
+        locked = Workflow.objects.select_for_update().get(pk=workflow.pk)
+        last = locked.versions.filter(number__isnull=False).order_by("-number").values_list("number", flat=True).first()
+        version = WorkflowVersion.objects.create(workflow=locked, number=(last or 0) + 1, graph=locked.graph)
+        Workflow.objects.filter(pk=locked.pk).update(published_version=version)
+    workflow.published_version = version
+    return version
+
+
+def draft_snapshot(*, workflow: Workflow) -> WorkflowVersion:
+    """The draft as an immutable version, one per draft revision, for test runs."""
+    version, _ = WorkflowVersion.objects.get_or_create(
+        workflow=workflow, draft_revision=workflow.revision, defaults={"graph": workflow.graph}
+    )
+    return version
+
+
+# --- runs ---------------------------------------------------------------------------------------
+def _trigger_node(version: WorkflowVersion, trigger_type: str) -> str:
+    analysis = version_analysis(version)
+    for node_id in sorted(analysis.nodes):
+        if analysis.nodes[node_id].node_type.type == f"trigger.{trigger_type}":
+            return node_id
+    raise NoTrigger(f"this workflow has no trigger.{trigger_type} node")
+
+
+def run_create(
+    *, version: WorkflowVersion, trigger: str, input_text: str, payload: dict | None = None, thread: Thread | None = None,
+    trigger_node: str | None = None,
+) -> Run:
+    """Create a run and enqueue its turn once the transaction commits."""
+    from .tasks import run_turn
+
+    run = Run.objects.create(
+        workflow_id=version.workflow_id,
+        version=version,
+        thread=thread,
+        trigger=trigger,
+        trigger_node=trigger_node or _trigger_node(version, trigger),
+        input=input_text,
+        payload=payload or {},
+    )
+    transaction.on_commit(lambda: run_turn.delay(run.pk))
+    return run
+
+
+def chat_start(*, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None) -> Run:
+    """A participant's chat message: runs ``version`` (default: the draft) on the thread."""
+    if version is None:
+        issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+        if issues:
+            raise InvalidWorkflow(issues)
+        version = draft_snapshot(workflow=workflow)
+    with transaction.atomic():
+        if thread is None:
+            thread = Thread.objects.create(workflow=workflow, owner=workflow.owner, title=message[:80])
+        return run_create(version=version, trigger="chat", input_text=message, thread=thread)
+
+
+def run_wait(*, run: Run, timeout: float | None = None) -> Run:
+    """Block until the run finished (or ``timeout``); in the embedded mode it already has."""
+    from .waiting import wait_for_run
+
+    if not run.is_done:
+        wait_for_run(run.pk, settings.SKEIN_CHAT_WAIT_S if timeout is None else timeout)
+        run.refresh_from_db()
+    return run
+
+
+# --- the turn loop ------------------------------------------------------------------------------
+def turn_process(*, run_id: int) -> None:
+    """Run this run's turn, and every earlier or later queued turn of its thread, in order.
+
+    One caller at a time holds the thread's turn lock and drains the thread's queue; a caller that
+    finds the lock taken leaves, since the holder re-checks the queue after releasing it."""
+    run = Run.objects.filter(pk=run_id).only("id", "thread_id", "status").first()
+    if run is None or run.is_done:
+        return
+    scope = (locks.THREAD_SCOPE, run.thread_id) if run.thread_id else (locks.RUN_SCOPE, run.pk)
+    while True:
+        with locks.try_turn_lock(*scope) as acquired:
+            if not acquired:
+                return
+            while (next_id := _next_in_queue(run, scope)) is not None:
+                run_execute(run_id=next_id)
+        if _next_in_queue(run, scope) is None:
+            return
+
+
+def _next_in_queue(run: Run, scope) -> int | None:
+    pending = (Run.Status.QUEUED, Run.Status.RUNNING)
+    if scope[0] == locks.THREAD_SCOPE:
+        query = Run.objects.filter(thread_id=run.thread_id, status__in=pending)
+    else:
+        query = Run.objects.filter(pk=run.pk, status__in=pending)
+    return query.order_by("id").values_list("id", flat=True).first()
+
+
+def run_execute(*, run_id: int) -> None:
+    """Execute one run; the caller holds its turn lock. A run found RUNNING was interrupted (its
+    worker died): its partial steps and memory entries are dropped and it runs again."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().select_related("workflow", "version", "thread").get(pk=run_id)
+        if run.is_done:
+            return
+        if run.status == Run.Status.RUNNING:
+            RunStep.objects.filter(run=run).delete()
+            memory_services.run_entries_discard(run_id=run.pk)
+            if run.attempts >= MAX_ATTEMPTS:
+                _finish(run, error=f"the turn was interrupted {run.attempts} times; giving up", runtime=None)
+                return
+        run.status = Run.Status.RUNNING
+        run.attempts += 1
+        run.started = timezone.now()
+        run.save(update_fields=["status", "attempts", "started"])
+        if run.thread_id:
+            _transcript_append(run.thread, run=run, role=Message.Role.USER, content=run.input)
+        events.publish(events.RUN_STARTED, {"trigger": run.trigger, "thread": run.thread_id}, run_id=run.pk, thread_id=run.thread_id)
+
+    from .runtime import TurnRuntime
+
+    runtime = TurnRuntime(run)
+    try:
+        result = execute(
+            version_analysis(run.version), trigger_id=run.trigger_node, input_value=FlowValue(run.input), services=runtime
+        )
+    except RunFailed as exc:
+        _finish(run, error=exc.message if not exc.node_id else f"{exc.node_id}: {exc.message}", runtime=runtime)
+    except Exception as exc:  # never leave a run RUNNING because of a bug: fail it, loudly
+        logger.exception("run %s crashed", run.pk)
+        _finish(run, error=f"internal error: {type(exc).__name__}: {exc}", runtime=runtime)
+    else:
+        _finish(run, reply=result.reply, runtime=runtime)
+
+
+def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
+    """Record the outcome, the reply in the transcript and the turn in the global history, at once."""
+    with transaction.atomic():
+        if run.thread_id:
+            if reply:
+                _transcript_append(run.thread, run=run, role=Message.Role.ASSISTANT, content=reply)
+            history = memory_services.history_get_or_create(
+                workflow_id=run.workflow_id, kind="global", name="", key=f"thread:{run.thread_id}"
+            )
+            turn = [{"role": "user", "content": run.input}] + ([{"role": "assistant", "content": reply}] if reply else [])
+            memory_services.history_append(history=history, messages=turn, run_id=run.pk)
+        run.status = Run.Status.FAILED if error else Run.Status.SUCCEEDED
+        run.output = reply
+        run.error = error
+        run.finished = timezone.now()
+        if runtime is not None:
+            run.warnings = runtime.warnings
+            run.prompt_tokens = runtime.prompt_tokens
+            run.completion_tokens = runtime.completion_tokens
+            run.cost = runtime.cost
+        run.save()
+        if error:
+            events.publish(events.RUN_FAILED, {"error": error}, run_id=run.pk, thread_id=run.thread_id)
+        else:
+            events.publish(
+                events.RUN_FINISHED, {"reply": reply, "warnings": run.warnings}, run_id=run.pk, thread_id=run.thread_id
+            )
+        from .waiting import signal_run_done
+
+        transaction.on_commit(lambda: signal_run_done(run.pk))
+
+
+def _transcript_append(thread: Thread, *, run: Run, role: str, content: str) -> Message:
+    existing = Message.objects.filter(run=run, role=role).first()
+    if existing:  # a re-executed turn keeps the message it already wrote
+        return existing
+    locked = Thread.objects.select_for_update().get(pk=thread.pk)
+    seq = locked.last_seq + 1
+    Thread.objects.filter(pk=locked.pk).update(last_seq=seq, updated=timezone.now())
+    return Message.objects.create(thread_id=thread.pk, seq=seq, role=role, content=content, run=run)

@@ -1,0 +1,9 @@
+from celery import shared_task
+
+from . import runtime, services  # noqa: F401  (runtime imports litellm: pay its import at worker start)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_turn(run_id: int) -> None:
+    """Thin: load by id and hand to the service. Safe to deliver twice."""
+    services.turn_process(run_id=run_id)
