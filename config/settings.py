@@ -159,6 +159,28 @@ SKEIN_CHAT_WAIT_S = env.float("SKEIN_CHAT_WAIT_S", default=300.0)
 # Fernet key for provider secrets; derived from SECRET_KEY when unset (set it in production).
 SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
 
+# --- Model providers from the environment (issue 7) ------------------------------------------
+# Keys in the environment are read by litellm at call time and never stored in the database:
+# - OPENAI_API_KEY: nodes with no provider and an OpenAI model ("gpt-4o-mini"), and providers of
+#   kind openai with no stored key and no base URL of their own. OPENAI_BASE_URL moves that endpoint.
+# - ANTHROPIC_API_KEY: the same for "anthropic/<model>" and providers of kind anthropic.
+# - OLLAMA_API_BASE: where Ollama runs (default http://127.0.0.1:11434), for "ollama_chat/<model>"
+#   and providers of kind ollama with no base URL.
+# A provider with its own base URL and no stored key is never sent an environment key.
+# skein_bootstrap adds a keyless provider of each kind configured here to the first account, so
+# the editor's provider list shows it. The bundled local model (kind local) needs nothing.
+SKEIN_OLLAMA_API_BASE = env("OLLAMA_API_BASE", default="http://127.0.0.1:11434")
+SKEIN_ENV_PROVIDERS = [
+    provider
+    for configured, provider in (
+        (bool(env("OPENAI_API_KEY", default="")), {"name": "OpenAI (key from environment)", "kind": "openai", "api_base": ""}),
+        (bool(env("ANTHROPIC_API_KEY", default="")), {"name": "Anthropic (key from environment)", "kind": "anthropic", "api_base": ""}),
+        (bool(env("OLLAMA_API_BASE", default="")), {"name": "Ollama", "kind": "ollama", "api_base": SKEIN_OLLAMA_API_BASE}),
+    )
+    if configured
+]
+# --- end model providers from the environment ------------------------------------------------
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

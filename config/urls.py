@@ -4,6 +4,8 @@ from django.http import FileResponse, HttpResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from workflows.api.widget import widget_script
+
 
 def spa(request, *args, **kwargs):
     """The editor's single-page app: every non-API path serves its index.html."""
@@ -23,5 +25,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("memory.urls")),
     path("api/", include("workflows.api.urls")),
+    path("widget.js", widget_script, name="widget-script"),  # the embeddable chat widget
     re_path(r"^(?!api/|static/|admin/|ws/).*$", spa),
 ]

@@ -96,7 +96,7 @@ def chatbot(make_workflow, provider):
     return make_workflow(chat_graph(provider.pk))
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def require_postgres():
     from django.db import connection
 
@@ -107,7 +107,7 @@ def require_postgres():
         )
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def require_redis():
     import redis
 

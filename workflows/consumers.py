@@ -1,23 +1,77 @@
-"""WebSocket consumers: a thread's events, for its owner only."""
+"""WebSocket consumers (DESIGN.md §5, §6; protocol in docs/streaming.md).
+
+- ``ThreadConsumer`` at ``ws/threads/<id>/``: a thread's events, unfiltered, for its owner only.
+- ``WidgetConsumer`` at ``ws/widget/<public_key>/``: the embeddable widget's chat. Anonymous; the
+  page's origin must be allowed; only the published version runs; a visitor sees what a visitor
+  should (the reply's tokens, not intermediate models, internal errors or memory internals).
+
+Both listen to the thread's group only (``events.publish`` sends each event to the run's group and
+the thread's), so nothing arrives twice. Events are forwarded in the order the layer delivers them;
+a consumer handles one message at a time, so that order is kept on the socket.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
-from . import events, selectors
+from . import events, selectors, widget
+from .models import Run
+
+logger = logging.getLogger("skein.realtime")
+
+# Close codes (the 4000 range is the application's; a refused handshake is an HTTP 403 to a browser).
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN_ORIGIN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_NOT_PUBLISHED = 4409
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def same_origin(scope) -> bool:
+    """Cross-site WebSocket hijacking guard for cookie-authenticated sockets: a browser page may
+    open one only from this site (or from CSRF_TRUSTED_ORIGINS). Non-browser clients send no Origin."""
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return True
+    host = _header(scope, b"host") or ""
+    try:
+        normalized = widget.origin_normalize(origin)
+    except ValueError:
+        return False
+    trusted = set()
+    for entry in settings.CSRF_TRUSTED_ORIGINS:
+        try:
+            trusted.add(widget.origin_normalize(entry))
+        except ValueError:
+            pass
+    return normalized.split("://", 1)[1] == host.lower() or normalized in trusted
 
 
 class ThreadConsumer(AsyncJsonWebsocketConsumer):
+    """The owner's view of a thread: every event, as published."""
+
     async def connect(self):
         user = self.scope.get("user")
         thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
+        if not same_origin(self.scope):
+            await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
+            return
         if user is None or not user.is_authenticated:
-            await self.close(code=4401)
+            await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         thread = await database_sync_to_async(selectors.thread_get)(owner=user, thread_id=thread_id)
         if thread is None:
-            await self.close(code=4404)
+            await self.close(code=CLOSE_NOT_FOUND)
             return
         self.group = events.thread_group(thread_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -27,5 +81,184 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def receive_json(self, content, **kwargs):
+        if isinstance(content, dict) and content.get("type") == "ping":
+            await self.send_json({"type": "pong", "data": {}})
+
     async def skein_event(self, message):
         await self.send_json(message["event"])
+
+
+class WidgetConsumer(AsyncJsonWebsocketConsumer):
+    """The widget's chat. Client messages:
+
+    - ``{"type": "message", "text": ..., "thread": <token>|null, "client_id": <string>}``
+    - ``{"type": "sync", "thread": <token>|null, "after": <seq>}``: subscribe to that thread and get
+      its ``history`` after that seq (sent on every (re)connect; ``thread: null`` leaves it)
+    - ``{"type": "ping"}``
+
+    Server messages: ``ready`` (theme defaults), ``thread.created``, ``accepted``
+    (``{run, client_id, thread}``, always before that run's events), ``history``, the run events,
+    ``error`` (``{code, message, retry_after?}``) and ``pong``.
+    """
+
+    async def connect(self):
+        self.group = None
+        self.token = None
+        self.runs: dict[int, dict] = {}  # run id -> {"client_id", "reply_nodes"}
+        self.mine: set[str] = set()  # client ids this connection sent
+        self.acknowledged: set[int] = set()
+        self.tasks: set[asyncio.Task] = set()
+        key = self.scope["url_route"]["kwargs"]["public_key"]
+        self.workflow = await database_sync_to_async(widget.workflow_by_key)(public_key=key)
+        if self.workflow is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        if not widget.origin_allowed(workflow=self.workflow, origin=_header(self.scope, b"origin")):
+            logger.info("widget %s refused origin %r", key, _header(self.scope, b"origin"))
+            await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
+            return
+        if self.workflow.published_version_id is None:
+            await self.close(code=CLOSE_NOT_PUBLISHED)
+            return
+        self.client = (self.scope.get("client") or ["unknown"])[0]
+        await self.accept()
+        await self.send_json({"type": "ready", "data": widget.widget_config(workflow=self.workflow)})
+
+    async def disconnect(self, code):
+        await self._subscribe(None)
+        for task in list(self.tasks):
+            task.cancel()  # the turn itself goes on; it only stops waiting for it
+
+    # --- from the client ------------------------------------------------------------------------
+    async def receive_json(self, content, **kwargs):
+        if not isinstance(content, dict):
+            await self._error("bad_request", "Send JSON objects.")
+            return
+        kind = content.get("type")
+        if kind == "message":
+            await self._message(content)
+        elif kind == "sync":
+            await self._resync(content.get("thread"), content.get("after"))
+        elif kind == "ping":
+            await self.send_json({"type": "pong", "data": {}})
+        else:
+            await self._error("bad_request", f"Unknown message type {kind!r}.")
+
+    async def _message(self, content):
+        text, token, client_id = content.get("text"), content.get("thread"), content.get("client_id")
+        if not isinstance(text, str) or not isinstance(token, (str, type(None))) or not isinstance(client_id, (str, type(None))):
+            await self._error("bad_request", "A message is {type: 'message', text: string, thread: string|null, client_id: string}.")
+            return
+        try:
+            prepared = await database_sync_to_async(widget.widget_message_prepare)(
+                workflow=self.workflow, text=text, token=token, client=self.client, client_id=client_id
+            )
+        except widget.WidgetError as exc:
+            await self._error(exc.code, exc.message, retry_after=exc.retry_after, client_id=client_id)
+            return
+        # Subscribe before the turn can run, so none of its events is missed.
+        await self._subscribe(prepared.thread.widget_token, prepared.thread.pk)
+        if prepared.created_thread:
+            await self.send_json({"type": "thread.created", "data": {"thread": self.token}})
+        if prepared.client_id:
+            self.mine.add(prepared.client_id)
+        task = asyncio.create_task(self._start(prepared))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _start(self, prepared):
+        start = database_sync_to_async(widget.widget_run_start, thread_sensitive=False, executor=widget.turn_executor)
+        try:
+            run = await start(workflow=self.workflow, prepared=prepared)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("widget %s: could not start a turn", self.workflow.public_key)
+            await self._error("internal", "The message could not be sent; please try again.", client_id=prepared.client_id)
+            return
+        await self._acknowledge(run.pk, prepared.client_id)
+
+    async def _acknowledge(self, run_id: int, client_id: str | None):
+        if run_id in self.acknowledged:
+            return
+        self.acknowledged.add(run_id)
+        await self.send_json({"type": "accepted", "data": {"run": run_id, "client_id": client_id, "thread": self.token}})
+
+    async def _resync(self, token, after):
+        if token is not None and not isinstance(token, str):
+            await self._error("bad_request", "thread must be a string or null.")
+            return
+        after = after if isinstance(after, int) and after >= 0 else 0
+        if not token:
+            await self._subscribe(None)
+            await self.send_json({"type": "history", "data": {"thread": None, "messages": [], "pending": None}})
+            return
+        thread = await database_sync_to_async(widget.widget_thread)(workflow=self.workflow, token=token)
+        if thread is None:
+            await self._subscribe(None)
+            await self._error("unknown_thread", "This conversation no longer exists; start a new one.")
+            return
+        # Subscribe first, then read: whatever happens in between arrives twice (history and
+        # event) rather than never; the widget merges by run and seq.
+        await self._subscribe(token, thread.pk)
+        history = await database_sync_to_async(widget.widget_history)(thread=thread, after=after)
+        await self.send_json({"type": "history", "data": history})
+
+    async def _subscribe(self, token: str | None, thread_id: int | None = None):
+        group = events.thread_group(thread_id) if token else None
+        if group == self.group:
+            return
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        self.group, self.token = group, token
+        if group:
+            await self.channel_layer.group_add(group, self.channel_name)
+
+    async def _error(self, code: str, message: str, *, retry_after: float | None = None, client_id: str | None = None):
+        data = {"code": code, "message": message}
+        if retry_after is not None:
+            data["retry_after"] = round(retry_after, 1)
+        if client_id:
+            data["client_id"] = client_id
+        await self.send_json({"type": "error", "data": data})
+
+    # --- from the channel layer -----------------------------------------------------------------
+    async def skein_event(self, message):
+        event = message["event"]
+        run_id = event["data"].get("run")
+        info = self.runs.get(run_id)
+        if info is None:
+            info = await database_sync_to_async(_run_info)(run_id)
+            self.runs[run_id] = info
+        if info["client_id"] in self.mine:
+            await self._acknowledge(run_id, info["client_id"])  # before the run's first event
+        visible = _for_visitor(event, info, self.token)
+        if visible is not None:
+            await self.send_json(visible)
+
+
+def _run_info(run_id: int) -> dict:
+    run = Run.objects.filter(pk=run_id).select_related("version").only("payload", "version__graph").first()
+    if run is None:
+        return {"client_id": None, "reply_nodes": set()}
+    return {"client_id": (run.payload or {}).get("client_id"), "reply_nodes": widget.reply_nodes(run.version.graph)}
+
+
+def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
+    """What of an event a visitor may see."""
+    kind, data = event["type"], event["data"]
+    run = data.get("run")
+    if kind == events.RUN_STARTED:
+        return {"type": kind, "data": {"run": run, "thread": token}}
+    if kind == events.LLM_TOKEN:
+        if data.get("node") not in info["reply_nodes"]:
+            return None
+        return {"type": kind, "data": {"run": run, "node": data["node"], "text": data["text"]}}
+    if kind in (events.NODE_STARTED, events.NODE_FINISHED):
+        return {"type": kind, "data": {k: data[k] for k in ("run", "node", "type", "status") if k in data}}
+    if kind == events.RUN_FINISHED:
+        return {"type": kind, "data": {"run": run, "reply": data.get("reply", "")}}
+    if kind == events.RUN_FAILED:
+        return {"type": kind, "data": {"run": run, "error": "Sorry, something went wrong while answering. Please try again."}}
+    return None  # memory.* and anything new: internal until decided otherwise

@@ -19,9 +19,12 @@ from workflows.engine.services import LLMResult, ModelRef
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
+from workflows import local_model  # noqa: E402
+
 logger = logging.getLogger("skein.llm")
 litellm.suppress_debug_info = True
 litellm.drop_params = True
+local_model.register()  # the bundled model: "skein-local/<model>", loaded on first use
 
 TRANSIENT = (
     litellm.APIConnectionError,
@@ -34,21 +37,29 @@ TRANSIENT = (
 
 
 def litellm_target(ref: ModelRef, provider) -> dict:
-    """The model string and connection arguments litellm needs for a model on a provider."""
+    """The model string and connection arguments litellm needs for a model on a provider.
+
+    Keys: a provider's stored key, else litellm reads the kind's environment variable
+    (OPENAI_API_KEY, ANTHROPIC_API_KEY) -- but only for the kind's own endpoint: a provider with
+    its own ``api_base`` and no stored key never receives the operator's environment key."""
     if provider is None:
         return {"model": ref.model}
     kind, model = provider.kind, ref.model
+    if kind == "local":
+        return {"model": f"{local_model.PROVIDER}/{model.removeprefix(local_model.PROVIDER + '/')}"}
     args: dict = {}
     if provider.api_base:
         args["api_base"] = provider.api_base
     key = provider.api_key
+    if not key and provider.api_base and kind in ("openai", "anthropic"):
+        key = "none"  # never send an environment key to a base URL someone typed in
     if kind == "openai":
         args["model"] = model if model.startswith("openai/") else f"openai/{model}"
     elif kind == "anthropic":
         args["model"] = model if model.startswith("anthropic/") else f"anthropic/{model}"
     elif kind == "ollama":
         args["model"] = model if model.startswith("ollama") else f"ollama_chat/{model}"
-        args.setdefault("api_base", "http://127.0.0.1:11434")
+        args.setdefault("api_base", settings.SKEIN_OLLAMA_API_BASE)
     elif kind == "openai_compatible":
         args["model"] = f"openai/{model}"
         key = key or "none"  # litellm insists on some key, even for servers that need none
@@ -71,7 +82,10 @@ def complete(
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
     target = litellm_target(ref, provider)
-    kwargs = dict(target, messages=messages, stream=True, stream_options={"include_usage": True}, timeout=timeout)
+    # Retries are ours (below), counted once: the provider SDK's own retries are turned off.
+    kwargs = dict(
+        target, messages=messages, stream=True, stream_options={"include_usage": True}, timeout=timeout, max_retries=0
+    )
     if ref.temperature is not None:
         kwargs["temperature"] = ref.temperature
     if ref.max_tokens is not None:
@@ -83,17 +97,17 @@ def complete(
         try:
             return _stream(kwargs, ref, target["model"], on_token, timeout)
         except _Streamed as exc:  # failed after tokens reached the participant: no silent retry
-            raise NodeError(_describe(exc.cause, ref)) from exc.cause
+            raise NodeError(describe_error(exc.cause, ref)) from exc.cause
         except TRANSIENT as exc:
             if attempt > retries:
-                raise NodeError(_describe(exc, ref)) from exc
+                raise NodeError(describe_error(exc, ref)) from exc
             delay = min(0.5 * 2 ** (attempt - 1), 4.0)
             logger.warning("model %s: transient error (%s), retry %d in %.1fs", ref.model, type(exc).__name__, attempt, delay)
             time.sleep(delay)
         except litellm.exceptions.APIError as exc:
-            raise NodeError(_describe(exc, ref)) from exc
+            raise NodeError(describe_error(exc, ref)) from exc
         except Exception as exc:  # litellm raises many types; every one must fail the step clearly
-            raise NodeError(_describe(exc, ref)) from exc
+            raise NodeError(describe_error(exc, ref)) from exc
 
 
 class _Streamed(Exception):
@@ -123,29 +137,155 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
         if parts:
             raise _Streamed(exc) from exc
         raise
+    finally:
+        _close(response)
     text = "".join(parts)
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    if usage is None:  # a server that ignores stream_options: count with the model's tokenizer instead
+        prompt_tokens, completion_tokens = _count(model, kwargs["messages"], text)
+    local = model.startswith(local_model.PROVIDER + "/")
     return LLMResult(
         text=text,
         model=ref.model,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        cost=_cost(model, prompt_tokens, completion_tokens),
+        cost=0.0 if local else _cost(model, prompt_tokens, completion_tokens),
     )
 
 
+def _close(response) -> None:
+    """Stop a stream we no longer read: frees the HTTP connection, or the local model's lock."""
+    for stream in (getattr(response, "completion_stream", None), response):
+        close = getattr(stream, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # closing is best effort
+                pass
+
+
+def _count(model: str, messages: list[dict], text: str) -> tuple[int, int]:
+    try:
+        return litellm.token_counter(model=model, messages=messages), litellm.token_counter(model=model, text=text)
+    except Exception:
+        return 0, 0
+
+
 def _cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """From litellm's price map; models it does not know (custom servers) cost nothing known: 0."""
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
         )
-    except Exception:  # models missing from litellm's price map (local, custom servers) cost nothing known
+    except Exception:
         return 0.0
     return float(prompt_cost + completion_cost)
 
 
-def _describe(exc: Exception, ref: ModelRef) -> str:
+# What went wrong, in words a person can act on: (exception types, explanation).
+_REASONS: tuple[tuple[tuple[type[Exception], ...], str, str], ...] = (
+    ((litellm.AuthenticationError,), "auth", "the provider rejected the API key (check the key)"),
+    ((litellm.PermissionDeniedError,), "auth", "the API key is not allowed to use this model"),
+    ((litellm.NotFoundError,), "unknown_model", "the provider does not know this model (check the model name and the base URL)"),
+    ((litellm.ContextWindowExceededError,), "too_long", "the conversation is longer than the model's context window"),
+    ((litellm.RateLimitError,), "rate_limited", "the provider is rate limiting (or the account is out of credit)"),
+    ((litellm.Timeout,), "timeout", "timed out"),
+    ((litellm.BadRequestError,), "bad_request", "the provider refused the request"),
+)
+_UNREACHABLE = ("connection error", "connection refused", "connecterror", "name or service not known", "nodename nor servname",
+                "failed to establish", "cannot connect", "all connection attempts failed", "no route to host", "temporary failure in name resolution")
+
+
+def error_reason(exc: Exception) -> tuple[str, str]:
+    """(code, explanation) for a model error: auth, unknown_model, unreachable, timeout, ..."""
+    text = _message(exc).lower()
+    if isinstance(exc, litellm.Timeout) or "timed out" in text or "timeout" in type(exc).__name__.lower():
+        return "timeout", "timed out"
+    for types, code, explanation in _REASONS:
+        if isinstance(exc, types):
+            return code, explanation
+    if isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError)) and any(s in text for s in _UNREACHABLE):
+        return "unreachable", "could not connect to the provider (is the base URL right and the server running?)"
+    if isinstance(exc, local_model.LocalModelUnavailable):
+        return "unavailable", "the local model is not available"
+    return "error", "the call failed"
+
+
+def _message(exc: Exception) -> str:
+    """litellm's message without its repeated class-name and provider prefixes."""
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     message = message.replace("litellm.", "")
-    return f"model '{ref.model}' failed: {type(exc).__name__}: {message}"[:2000]
+    while True:
+        head, sep, rest = message.partition(": ")
+        if sep and head.replace("_", "").isalnum() and (head.endswith("Error") or head.endswith("Exception") or head == "Timeout"):
+            message = rest
+            continue
+        break
+    for prefix in ("OpenAIException - ", "AnthropicException - ", "Ollama_chatException - ", "OllamaException - "):
+        message = message.replace(prefix, "")
+    return message.split(" Handle with `")[0].strip()
+
+
+def describe_error(exc: Exception, ref: ModelRef) -> str:
+    _code, explanation = error_reason(exc)
+    detail = _message(exc)
+    return f"model '{ref.model}' failed: {explanation}: {detail}"[:2000]
+
+
+
+
+# --- "test connection" ----------------------------------------------------------------------------
+TEST_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5", "ollama": "llama3.2", "local": local_model.MODEL_NAME}
+TEST_PROMPT = [{"role": "user", "content": "Reply with one word: pong"}]
+
+
+def connection_test(*, provider, model: str = "", timeout: float = 20.0) -> dict:
+    """One tiny real call to a provider: ``{ok, model, reply, ...}`` or ``{ok: False, model, reason, error}``.
+
+    Never raises for a provider's failure: a wrong key, an unreachable host or an unknown model is
+    an answer to report, with a message that says which."""
+    model = (model or "").strip() or TEST_MODELS.get(provider.kind) or _first_served_model(provider, timeout=min(timeout, 5.0))
+    if not model:
+        return {
+            "ok": False,
+            "model": "",
+            "reason": "no_model",
+            "error": "name a model to test: this server did not list its models at GET <base URL>/models",
+        }
+    ref = ModelRef(model=model, provider=getattr(provider, "pk", None), temperature=0.0, max_tokens=8)
+    started = time.monotonic()
+    try:
+        result = complete(ref, provider, TEST_PROMPT, timeout=timeout, retries=0)
+    except NodeError as exc:
+        cause = exc.__cause__ or exc
+        reason, _ = error_reason(cause) if exc.__cause__ else ("error", "")
+        return {"ok": False, "model": model, "reason": reason, "error": str(exc), "latency_ms": _ms_since(started)}
+    return {
+        "ok": True,
+        "model": model,
+        "reply": result.text,
+        "latency_ms": _ms_since(started),
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "cost": result.cost,
+    }
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _first_served_model(provider, *, timeout: float) -> str:
+    """An OpenAI-compatible server's first model (GET <base>/models), or "" if it does not say."""
+    if provider.kind != "openai_compatible" or not provider.api_base:
+        return ""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
+    try:
+        response = httpx.get(provider.api_base.rstrip("/") + "/models", headers=headers, timeout=timeout)
+        data = response.json().get("data") or []
+        return str(data[0].get("id") or "") if response.status_code == 200 and data else ""
+    except Exception:
+        return ""

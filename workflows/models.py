@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-
+import secrets
 
 from django.conf import settings
 from django.db import models
@@ -15,6 +15,7 @@ class Provider(models.Model):
         ANTHROPIC = "anthropic", "Anthropic"
         OLLAMA = "ollama", "Ollama"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible"
+        LOCAL = "local", "Local model (bundled, offline)"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="providers")
     name = models.CharField(max_length=100)
@@ -42,6 +43,11 @@ class Provider(models.Model):
         return bool(self.api_key_encrypted)
 
 
+def new_public_key() -> str:
+    """A widget's public key (issue 4): public by design, but not guessable."""
+    return "wk_" + secrets.token_urlsafe(24)
+
+
 class Workflow(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workflows")
     name = models.CharField(max_length=200)
@@ -50,6 +56,12 @@ class Workflow(models.Model):
     published_version = models.ForeignKey(
         "WorkflowVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # --- embeddable widget (issue 4; services in workflows/widget.py) ---------------------------
+    # The public key is usable once the workflow is published; the widget runs the published version.
+    public_key = models.CharField(max_length=64, unique=True, default=new_public_key, editable=False)
+    allowed_origins = models.JSONField(default=list, blank=True)  # empty: any site may embed the widget
+    widget_theme = models.JSONField(default=dict, blank=True)  # title, welcome, starters, colours
+    # --- end widget -----------------------------------------------------------------------------
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -98,6 +110,8 @@ class Thread(models.Model):
     title = models.CharField(max_length=200, blank=True)
     # Sequence numbers order the transcript; the counter is advanced under a row lock.
     last_seq = models.PositiveIntegerField(default=0)
+    # --- widget (issue 4): a widget visitor's thread is found by this unguessable token, never by id.
+    widget_token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -1,7 +1,8 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from . import consumers
 
 websocket_urlpatterns = [
     path("ws/threads/<int:thread_id>/", consumers.ThreadConsumer.as_asgi()),
+    re_path(r"^ws/widget/(?P<public_key>[A-Za-z0-9_-]{1,64})/$", consumers.WidgetConsumer.as_asgi()),
 ]

@@ -214,7 +214,7 @@ def run_execute(*, run_id: int) -> None:
     """Execute one run; the caller holds its turn lock. A run found RUNNING was interrupted (its
     worker died): its partial steps and memory entries are dropped and it runs again."""
     with transaction.atomic():
-        run = Run.objects.select_for_update().select_related("workflow", "version", "thread").get(pk=run_id)
+        run = Run.objects.select_for_update(of=("self",)).select_related("workflow", "version", "thread").get(pk=run_id)
         if run.is_done:
             return
         if run.status == Run.Status.RUNNING:
@@ -227,7 +227,7 @@ def run_execute(*, run_id: int) -> None:
         run.attempts += 1
         run.started = timezone.now()
         run.save(update_fields=["status", "attempts", "started"])
-        if run.thread_id:
+        if run.thread_id and run.input:
             _transcript_append(run.thread, run=run, role=Message.Role.USER, content=run.input)
         events.publish(events.RUN_STARTED, {"trigger": run.trigger, "thread": run.thread_id}, run_id=run.pk, thread_id=run.thread_id)
 
@@ -256,7 +256,7 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
             history = memory_services.history_get_or_create(
                 workflow_id=run.workflow_id, kind="global", name="", key=f"thread:{run.thread_id}"
             )
-            turn = [{"role": "user", "content": run.input}] + ([{"role": "assistant", "content": reply}] if reply else [])
+            turn = [{"role": role, "content": text} for role, text in (("user", run.input), ("assistant", reply)) if text]
             memory_services.history_append(history=history, messages=turn, run_id=run.pk)
         run.status = Run.Status.FAILED if error else Run.Status.SUCCEEDED
         run.output = reply

@@ -16,7 +16,8 @@ from django.conf import settings
 def _redis():
     import redis
 
-    return redis.Redis.from_url(settings.REDIS_URL)
+    # No socket timeout: BLPOP itself bounds the wait.
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None, health_check_interval=30)
 
 
 def _key(run_id: int) -> str:

@@ -1,5 +1,7 @@
 from django.contrib.auth import authenticate, login, logout
 from django.middleware.csrf import get_token
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_protect
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
@@ -39,6 +41,7 @@ class TokenView(APIView):
         return Response({"token": token.key})
 
 
+@method_decorator(csrf_protect, name="dispatch")  # login CSRF: a page must not log a visitor in as someone else
 class LoginView(APIView):
     permission_classes = [AllowAny]
 

@@ -4,7 +4,7 @@ from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors, services
+from workflows import llm, selectors, services
 from workflows.models import Provider
 
 
@@ -54,3 +54,48 @@ class ProviderDetailView(APIView):
     def delete(self, request, pk: int):
         self._get(request, pk).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProviderTestInput(serializers.Serializer):
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text="default: a small model of the kind")
+
+
+class ProviderDraftTestInput(ProviderInput, ProviderTestInput):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True)
+
+
+class ProviderTestOutput(serializers.Serializer):
+    ok = serializers.BooleanField()
+    model = serializers.CharField()
+    reply = serializers.CharField(required=False)
+    reason = serializers.CharField(required=False, help_text="auth, unknown_model, unreachable, timeout, rate_limited, ...")
+    error = serializers.CharField(required=False)
+    latency_ms = serializers.IntegerField(required=False)
+    prompt_tokens = serializers.IntegerField(required=False)
+    completion_tokens = serializers.IntegerField(required=False)
+    cost = serializers.FloatField(required=False)
+
+
+class ProviderTestView(APIView):
+    """Test connection: one tiny real call. 200 either way; ``ok`` says whether it worked and
+    ``error`` says what to fix (wrong key, unreachable host, unknown model)."""
+
+    @extend_schema(request=ProviderTestInput, responses={200: ProviderTestOutput})
+    def post(self, request, pk: int):
+        provider = get_object_or_404(selectors.provider_list(owner=request.user), pk=pk)
+        data = ProviderTestInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(llm.connection_test(provider=provider, model=data.validated_data.get("model", "")))
+
+
+class ProviderDraftTestView(APIView):
+    """Test a provider's settings before saving them (nothing is stored)."""
+
+    @extend_schema(request=ProviderDraftTestInput, responses={200: ProviderTestOutput})
+    def post(self, request):
+        data = ProviderDraftTestInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        provider = Provider(owner=request.user, name=values.get("name") or "draft", kind=values["kind"], api_base=values.get("api_base") or "")
+        provider.api_key = values.get("api_key") or ""
+        return Response(llm.connection_test(provider=provider, model=values.get("model", "")))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import auth, providers, runs, threads, workflows
+from . import auth, providers, runs, stream, threads, widget, workflows
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -11,10 +11,15 @@ urlpatterns = [
     path("node-types/", workflows.NodeTypeListView.as_view()),
     path("providers/", providers.ProviderListView.as_view()),
     path("providers/<int:pk>/", providers.ProviderDetailView.as_view()),
+    path("providers/<int:pk>/test/", providers.ProviderTestView.as_view()),
+    path("providers/test/", providers.ProviderDraftTestView.as_view()),
     path("workflows/", workflows.WorkflowListView.as_view()),
     path("workflows/<int:pk>/", workflows.WorkflowDetailView.as_view()),
     path("workflows/<int:pk>/publish/", workflows.PublishView.as_view()),
     path("workflows/<int:pk>/chat/", workflows.ChatView.as_view()),
+    path("workflows/<int:pk>/chat/stream/", stream.ChatStreamView.as_view()),
+    path("workflows/<int:pk>/widget/", widget.WidgetSettingsView.as_view()),
+    path("widget/<str:public_key>/", widget.WidgetPublicConfigView.as_view()),
     path("runs/", runs.RunListView.as_view()),
     path("runs/<int:pk>/", runs.RunDetailView.as_view()),
     path("threads/<int:pk>/messages/", threads.ThreadMessagesView.as_view()),

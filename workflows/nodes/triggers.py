@@ -7,7 +7,7 @@ import zoneinfo
 from celery.schedules import crontab
 from pydantic import Field, field_validator
 
-from workflows.engine.registry import NodeResult, NodeType, Params, Port, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, register
 
 
 class TriggerNode(NodeType):
@@ -17,6 +17,9 @@ class TriggerNode(NodeType):
 
     def run(self, ctx, inputs):
         value = inputs["input"][0]
+        default = getattr(ctx.params, "input", "")
+        if not value.text and default:  # Run pressed with no message: the trigger's own input
+            value = FlowValue(default)
         return NodeResult(outputs={"output": value})
 
 

@@ -1,0 +1,95 @@
+"""Browser tests: Playwright's sync API driving Debian's Chromium against pytest-django's live_server.
+
+Needs ``apt-get install chromium`` (Playwright cannot download browsers here) and a built front end
+(``npm ci && npm run build`` in frontend/; ``make test`` builds it first).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser.helpers import PASSWORD, USERNAME
+
+CHROMIUM = os.environ.get("SKEIN_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Playwright's sync API keeps an event loop running in the test thread; Django's ORM refuses to run
+# from a thread with a running loop unless told it is safe (it is: the loop is Playwright's own).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+FRONTEND_INDEX = Path(__file__).resolve().parents[2] / "frontend" / "dist" / "index.html"
+
+
+@pytest.fixture(scope="session")
+def built_frontend() -> Path:
+    if not FRONTEND_INDEX.exists():
+        pytest.fail(
+            f"the front end is not built: {FRONTEND_INDEX} is missing. "
+            "Build it with `cd frontend && npm ci && npm run build` (make test does this first).",
+            pytrace=False,
+        )
+    return FRONTEND_INDEX
+
+
+@pytest.fixture(scope="session")
+def loaded_urlconf():
+    """Import the URLconf (and litellm behind it, >10 s on a small machine) before the browser's first
+    request, so page loads are not timed against one-off import work in the live server's thread."""
+    from django.urls import get_resolver
+
+    return get_resolver().url_patterns
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium is missing at {CHROMIUM}: install Debian's package with `apt-get install -y chromium`", pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+ARTIFACTS = Path(os.environ.get("SKEIN_BROWSER_ARTIFACTS", "/tmp/skein-browser-artifacts"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.browser_failed = report.failed
+
+
+@pytest.fixture
+def page(request, chromium, built_frontend, loaded_urlconf, live_server):
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, base_url=live_server.url)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors
+    yield page
+    if getattr(request.node, "browser_failed", False):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / f"{request.node.name}.png"
+        page.screenshot(path=str(shot))
+        print(f"screenshot of the failure: {shot}; page errors: {errors}")
+    context.close()
+
+
+@pytest.fixture
+def browser_user(django_user_model):
+    return django_user_model.objects.create_user(USERNAME, password=PASSWORD)

@@ -1,0 +1,127 @@
+"""Real processes for full-mode tests: a Celery worker, celery beat and daphne, against Redis and
+the pytest PostgreSQL database. Used by tests marked ``postgres`` and ``redis``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def full_mode_env(database_name: str, redis_url: str, **extra: str) -> dict:
+    from django.db import connection
+
+    settings = connection.settings_dict
+    user = settings.get("USER") or "postgres"
+    host = settings.get("HOST") or "127.0.0.1"
+    port = settings.get("PORT") or 5432
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://{user}@{host}:{port}/{database_name}",
+        "REDIS_URL": redis_url,
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+class Process:
+    def __init__(self, name: str, args: list[str], env: dict, log_dir: Path):
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def output(self) -> str:
+        self.log.flush()
+        return self.log_path.read_text(errors="replace")[-6000:]
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self, sig=signal.SIGKILL) -> None:
+        if self.alive():
+            os.killpg(self.proc.pid, sig)
+
+    def stop(self) -> None:
+        if self.alive():
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self.log.close()
+
+
+def wait_for(condition, *, timeout: float, interval: float = 0.05, what: str = "condition", diagnostics=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    extra = f"\n{diagnostics()}" if diagnostics else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}{extra}")
+
+
+def start_worker(env: dict, log_dir: Path, *, concurrency: int = 16, name: str = "worker", beat: bool = False) -> Process:
+    args = [str(BIN / "celery"), "-A", "config", "worker", "--pool", "threads", "--concurrency", str(concurrency),
+            "--loglevel", "INFO", "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle"]
+    if beat:
+        args += ["-B", "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"]
+    worker = Process(name, args, env, log_dir)
+    wait_for(lambda: "ready." in worker.output() or not worker.alive(), timeout=90, what=f"{name} to start", diagnostics=worker.output)
+    assert worker.alive(), worker.output()
+    return worker
+
+
+def start_daphne(env: dict, log_dir: Path) -> tuple[Process, str]:
+    port = free_port()
+    web = Process("daphne", [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], env, log_dir)
+    base = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return httpx.get(f"{base}/api/auth/csrf/", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(lambda: up() or not web.alive(), timeout=90, interval=0.2, what="daphne to start", diagnostics=web.output)
+    assert web.alive(), web.output()
+    return web, base
+
+
+@contextmanager
+def full_stack(database_name: str, redis_url: str, log_dir: Path, *, concurrency: int = 16, **env_extra):
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    env = full_mode_env(database_name, redis_url, **env_extra)
+    processes = []
+    try:
+        worker = start_worker(env, log_dir, concurrency=concurrency)
+        processes.append(worker)
+        web, base = start_daphne(env, log_dir)
+        processes.append(web)
+        yield {"base": base, "worker": worker, "web": web, "env": env, "processes": processes}
+    finally:
+        for process in processes:
+            process.stop()

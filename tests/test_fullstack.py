@@ -1,0 +1,136 @@
+"""The full mode for real: daphne, a Celery worker (threads pool), Redis and PostgreSQL.
+
+The test process only talks HTTP to daphne, like a user; the worker runs every turn and reaches
+the fake model server over loopback."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+
+import httpx
+import pytest
+
+from tests.fakellm import Reply
+from tests.graphs import chat_graph
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, django_db_blocker):
+    from django.db import connection
+
+    from tests.stack import full_stack
+
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+    with full_stack(name, require_redis, tmp_path_factory.mktemp("fullstack"), concurrency=16) as running:
+        yield running
+
+
+@pytest.fixture
+def client(stack, user):
+    base = stack["base"]
+    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}).json()["token"]
+    with httpx.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60) as http:
+        yield http
+
+
+@pytest.fixture
+def remote_chatbot(client, fake_llm):
+    def make(memory=None, summarizer=None):
+        provider = client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}).json()
+        graph = chat_graph(provider["id"], memory=memory, summarizer=summarizer if summarizer is None else {**summarizer, "provider": provider["id"]})
+        workflow = client.post("/api/workflows/", json={"name": "full", "graph": graph}).json()
+        assert workflow["errors"] == []
+        return workflow
+
+    return make
+
+
+def test_a_chat_turn_runs_on_the_worker(client, remote_chatbot, fake_llm, stack):
+    workflow = remote_chatbot(memory={"type": "memory.buffer"})
+    first = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "hello"})
+    assert first.status_code == 200, first.text
+    assert first.json()["reply"] == "echo: hello", stack["worker"].output()
+    second = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "again", "thread": first.json()["thread"]}).json()
+    assert second["reply"] == "echo: again"
+    assert fake_llm.requests[-1].messages[1:] == [
+        {"role": "user", "content": "hello"}, {"role": "assistant", "content": "echo: hello"}, {"role": "user", "content": "again"},
+    ]
+    transcript = client.get(f"/api/threads/{first.json()['thread']}/messages/").json()
+    assert [m["content"] for m in transcript] == ["hello", "echo: hello", "again", "echo: again"]
+    run = client.get(f"/api/runs/{second['run']}/").json()
+    assert [s["node"] for s in run["steps"]] == ["chat", "agent", "out"] and run["status"] == "succeeded"
+    assert "run_turn" in stack["worker"].output()  # it really ran on the worker
+
+
+def test_two_messages_at_once_on_one_thread_are_taken_in_turn(client, remote_chatbot, fake_llm):
+    fake_llm.responder = lambda request: Reply(text=f"echo: {request.last_user}", delay=0.4)
+    workflow = remote_chatbot(memory={"type": "memory.buffer"})
+    thread = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "start"}).json()["thread"]
+
+    def send(text):
+        return client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": text, "thread": thread}).json()
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(send, ["a", "b", "c", "d"]))
+    assert sorted(r["reply"] for r in replies) == ["echo: a", "echo: b", "echo: c", "echo: d"]
+    transcript = [m["content"] for m in client.get(f"/api/threads/{thread}/messages/").json()]
+    assert len(transcript) == 10 and len(set(transcript)) == 10
+    # turns alternate: each user message is directly followed by its own reply
+    assert all(transcript[i + 1] == f"echo: {transcript[i]}" for i in range(0, 10, 2))
+    # and each turn saw the turns before it, in order: the model requests grow one turn at a time
+    sizes = sorted(len(r.messages) for r in fake_llm.requests)
+    assert sizes == [2, 4, 6, 8, 10]
+
+
+def test_concurrent_turns_never_summarize_the_same_messages_twice(client, remote_chatbot, fake_llm):
+    def respond(request):
+        if request.model == "cheap-model":
+            return Reply(text="SUMMARY", delay=0.2)
+        return Reply(text=f"echo: {request.last_user}", delay=0.1)
+
+    fake_llm.responder = respond
+    workflow = remote_chatbot(
+        memory={"type": "memory.summary", "max_messages": 4, "keep_last": 2, "llm_source": "external"},
+        summarizer={"model": "cheap-model"},
+    )
+    thread = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "start"}).json()["thread"]
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        list(pool.map(lambda t: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": t, "thread": thread}), [f"m{i}" for i in range(6)]))
+    from memory.models import Summarization
+
+    covered = list(Summarization.objects.filter(status="ok").values_list("from_seq", "through_seq"))
+    assert covered, "no summarization happened"
+    seqs = [s for start, end in covered for s in range(start, end + 1)]
+    assert len(seqs) == len(set(seqs)), covered
+    assert len(client.get(f"/api/threads/{thread}/messages/").json()) == 14
+
+
+def test_one_worker_holds_many_turns_waiting_on_models(client, remote_chatbot, fake_llm):
+    """A slow model must not occupy a whole process: one worker has several calls in flight."""
+    in_flight = 0
+    peak = 0
+    lock = threading.Lock()
+    release = threading.Event()
+
+    def respond(request):
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+            if in_flight >= 6:
+                release.set()
+        release.wait(timeout=20)  # hold every call until six are in flight at once (or give up)
+        with lock:
+            in_flight -= 1
+        return Reply(text="done")
+
+    fake_llm.responder = respond
+    workflow = remote_chatbot()
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(lambda i: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"t{i}"}).json(), range(6)))
+    assert [r["reply"] for r in results] == ["done"] * 6
+    assert peak == 6

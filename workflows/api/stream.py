@@ -1,0 +1,170 @@
+"""The streaming chat API: ``POST /api/workflows/{id}/chat/stream/`` answers with Server-Sent Events.
+
+The streaming twin of ``POST /api/workflows/{id}/chat/``, for developers who do not use the
+widget, and the transport of the editor's test chat. See docs/streaming.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import APIException, NotFound
+from rest_framework.views import APIView
+
+from workflows import events, selectors, widget
+
+from .workflows import _workflow
+
+HEARTBEAT_S = 15.0
+TERMINAL = (events.RUN_FINISHED, events.RUN_FAILED)
+
+
+class StreamInput(serializers.Serializer):
+    message = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    thread = serializers.IntegerField(required=False, allow_null=True, help_text="continue this thread (yours, of this workflow)")
+    version = serializers.ChoiceField(
+        choices=["draft", "published"], default="draft", help_text="run the draft (like /chat/) or the published version"
+    )
+
+
+class Refused(APIException):
+    def __init__(self, error: widget.WidgetError):
+        self.status_code = error.status
+        super().__init__(detail={"detail": error.message, "code": error.code})
+
+
+SSE_DESCRIPTION = """A `text/event-stream`. Each event is `event: <type>` and `data: <json>`:
+
+- `accepted` `{run, thread}`: first, once the run exists;
+- then the run's events (DESIGN.md §5): `run.started`, `node.started`, `llm.token` `{node, text}`,
+  `node.finished`, `memory.summarized`, `memory.warning`;
+- last `run.finished` `{run, reply, warnings}` or `run.failed` `{run, error}`, and the stream ends.
+
+`error` `{code, message}` ends the stream early (e.g. `timeout`). Lines starting with `:` are
+keep-alive comments. Tokens arrive in order; concatenated, the `llm.token` texts of the node that
+feeds the output are the reply.
+"""
+
+
+class ChatStreamView(APIView):
+    """Send a message and receive the turn's events as they happen (Server-Sent Events)."""
+
+    @extend_schema(
+        request=StreamInput,
+        responses={
+            (200, "text/event-stream"): OpenApiResponse(
+                response={"type": "string"},
+                description=SSE_DESCRIPTION,
+                examples=[
+                    OpenApiExample(
+                        "a turn",
+                        value=(
+                            'event: accepted\ndata: {"run": 7, "thread": 3}\n\n'
+                            'event: run.started\ndata: {"run": 7, "trigger": "chat", "thread": 3}\n\n'
+                            'event: llm.token\ndata: {"run": 7, "node": "agent", "text": "Hello"}\n\n'
+                            'event: run.finished\ndata: {"run": 7, "reply": "Hello", "warnings": []}\n\n'
+                        ),
+                        media_type="text/event-stream",
+                    )
+                ],
+            ),
+            400: OpenApiResponse(description="invalid input or an invalid draft (`errors`)"),
+            404: OpenApiResponse(description="no such workflow or thread"),
+            409: OpenApiResponse(description="`version: published` and nothing is published"),
+        },
+    )
+    def post(self, request, pk: int):
+        workflow = _workflow(request, pk)
+        data = StreamInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        message = data.validated_data["message"]
+        thread = None
+        if data.validated_data.get("thread"):
+            thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
+            if thread is None:
+                raise NotFound("no such thread for this workflow")
+        try:
+            version = widget.stream_version(workflow=workflow, version=data.validated_data["version"])
+        except widget.WidgetError as exc:
+            raise Refused(exc) from None
+        thread = widget.stream_thread(workflow=workflow, thread=thread, message=message)
+        response = StreamingHttpResponse(
+            turn_events(version=version, thread=thread, message=message), content_type="text/event-stream"
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+        return response
+
+
+def sse(event_type: str, data: dict) -> str:
+    return f"event: {event_type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+async def turn_events(*, version, thread, message: str, timeout: float | None = None):
+    """Subscribe to the thread, start the run, and yield its events as SSE until it ends."""
+    layer = get_channel_layer()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + (settings.SKEIN_CHAT_WAIT_S if timeout is None else timeout)
+    channel = await layer.new_channel()
+    group = events.thread_group(thread.pk)
+    await layer.group_add(group, channel)
+    stream_id = secrets.token_hex(12)
+    start = asyncio.ensure_future(
+        database_sync_to_async(widget.stream_run_start, thread_sensitive=False, executor=widget.turn_executor)(
+            version=version, thread=thread, message=message, stream_id=stream_id
+        )
+    )
+    receive: asyncio.Future | None = None
+    run_id: int | None = None
+    owners: dict[int, bool] = {}
+    try:
+        yield ": stream open\n\n"
+        while True:
+            receive = receive or asyncio.ensure_future(layer.receive(channel))
+            waiting = {receive} | ({start} if run_id is None else set())
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                yield sse("error", {"code": "timeout", "message": "the turn did not finish in time", "run": run_id})
+                return
+            done, _ = await asyncio.wait(waiting, timeout=min(HEARTBEAT_S, remaining), return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                yield ": keep-alive\n\n"
+                continue
+            if start in done and run_id is None:
+                try:
+                    run_id = start.result().pk
+                except Exception as exc:  # e.g. the draft changed meanwhile and lost its chat trigger
+                    yield sse("error", {"code": "not_started", "message": str(exc) or type(exc).__name__})
+                    return
+                if not owners.get(run_id):
+                    owners[run_id] = True
+                    yield sse("accepted", {"run": run_id, "thread": thread.pk})
+            if receive in done:
+                event = receive.result()["event"]
+                receive = None
+                rid = event["data"].get("run")
+                if rid not in owners:
+                    if run_id is not None:
+                        owners[rid] = rid == run_id
+                    else:
+                        marker = await database_sync_to_async(widget.run_marker)(run_id=rid)
+                        owners[rid] = marker["stream"] == stream_id
+                        if owners[rid]:
+                            yield sse("accepted", {"run": rid, "thread": thread.pk})
+                if not owners[rid]:
+                    continue
+                yield sse(event["type"], event["data"])
+                if event["type"] in TERMINAL:
+                    return
+    finally:
+        if receive is not None:
+            receive.cancel()
+        await layer.group_discard(group, channel)
