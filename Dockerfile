@@ -1,0 +1,22 @@
+# Skein: one image for web (daphne), worker and beat.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    LITELLM_LOCAL_MODEL_COST_MAP=True
+RUN apt-get update && apt-get install -y --no-install-recommends build-essential && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+
+COPY pyproject.toml ./
+COPY config ./config
+COPY workflows ./workflows
+COPY memory ./memory
+RUN pip install '.[build]'
+
+COPY frontend ./frontend
+RUN if [ -f frontend/package.json ]; then cd frontend && npm ci --no-audit --no-fund && npm run build; fi; \
+    if [ -f frontend/widget/package.json ]; then cd frontend/widget && npm ci --no-audit --no-fund && npm run build; fi
+COPY manage.py ./
+RUN SECRET_KEY=build python manage.py collectstatic --noinput
+
+EXPOSE 8000
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
