@@ -151,11 +151,20 @@ if FULL_MODE:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- Cache (webhook replay protection, rate limits): shared through Redis in the full mode ----
+if FULL_MODE:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # --- Skein --------------------------------------------------------------------------------------
 SKEIN_SUMMARY_TIMEOUT_S = env.float("SKEIN_SUMMARY_TIMEOUT_S", default=45.0)
 SKEIN_LLM_TIMEOUT_S = env.float("SKEIN_LLM_TIMEOUT_S", default=120.0)
 SKEIN_LLM_RETRIES = env.int("SKEIN_LLM_RETRIES", default=2)
 SKEIN_CHAT_WAIT_S = env.float("SKEIN_CHAT_WAIT_S", default=300.0)
+SKEIN_WEBHOOK_WAIT_S = env.float("SKEIN_WEBHOOK_WAIT_S", default=30.0)
+SKEIN_WEBHOOK_MAX_BYTES = env.int("SKEIN_WEBHOOK_MAX_BYTES", default=256 * 1024)
+SKEIN_WEBHOOK_REPLAY_WINDOW_S = env.int("SKEIN_WEBHOOK_REPLAY_WINDOW_S", default=300)
 # Fernet key for provider secrets; derived from SECRET_KEY when unset (set it in production).
 SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
 

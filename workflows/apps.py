@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class WorkflowsConfig(AppConfig):
     name = "workflows"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import signals  # noqa: F401

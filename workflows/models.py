@@ -43,6 +43,14 @@ class Provider(models.Model):
         return bool(self.api_key_encrypted)
 
 
+def new_webhook_token() -> str:
+    return "wh_" + secrets.token_urlsafe(32)
+
+
+def new_signing_secret() -> str:
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
 def new_public_key() -> str:
     """A widget's public key (issue 4): public by design, but not guessable."""
     return "wk_" + secrets.token_urlsafe(24)
@@ -112,11 +120,16 @@ class Thread(models.Model):
     last_seq = models.PositiveIntegerField(default=0)
     # --- widget (issue 4): a widget visitor's thread is found by this unguessable token, never by id.
     widget_token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
+    # A webhook caller names a conversation by its own key ("thread": "customer-42").
+    external_id = models.CharField(max_length=200, null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-updated", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "external_id"], condition=Q(external_id__isnull=False), name="unique_external_thread"),
+        ]
 
     def __str__(self):
         return self.title or f"thread {self.pk}"
@@ -171,6 +184,8 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # A webhook's Idempotency-Key: the same key returns the first run and runs nothing twice.
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
@@ -180,7 +195,15 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["thread", "status", "id"], name="run_thread_queue")]
+        indexes = [
+            models.Index(fields=["thread", "status", "id"], name="run_thread_queue"),
+            models.Index(fields=["workflow", "trigger_node", "status"], name="run_trigger_status"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workflow", "idempotency_key"], condition=Q(idempotency_key__isnull=False), name="unique_idempotency_key"
+            ),
+        ]
 
     def __str__(self):
         return f"run {self.pk} ({self.status})"
@@ -222,3 +245,27 @@ class RunStep(models.Model):
         return f"{self.node} ({self.status})"
 
 
+
+
+class Webhook(models.Model):
+    """A published ``trigger.webhook`` node's secret URL (``/api/hooks/<token>/``) and signing secret."""
+
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="webhooks")
+    node = models.CharField(max_length=100)
+    token = models.CharField(max_length=64, unique=True, default=new_webhook_token)
+    signing_secret_encrypted = models.TextField(editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workflow", "node"], name="one_webhook_per_node")]
+
+    def __str__(self):
+        return f"webhook {self.workflow_id}/{self.node}"
+
+    @property
+    def signing_secret(self) -> str:
+        return crypto.decrypt(self.signing_secret_encrypted)
+
+    @signing_secret.setter
+    def signing_secret(self, value: str) -> None:
+        self.signing_secret_encrypted = crypto.encrypt(value)

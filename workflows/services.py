@@ -117,7 +117,10 @@ def workflow_publish(*, workflow: Workflow) -> WorkflowVersion:
         last = locked.versions.filter(number__isnull=False).order_by("-number").values_list("number", flat=True).first()
         version = WorkflowVersion.objects.create(workflow=locked, number=(last or 0) + 1, graph=locked.graph)
         Workflow.objects.filter(pk=locked.pk).update(published_version=version)
-    workflow.published_version = version
+        workflow.published_version = version
+        from .triggers import triggers_sync
+
+        triggers_sync(workflow=workflow, version=version)
     return version
 
 
@@ -140,7 +143,7 @@ def _trigger_node(version: WorkflowVersion, trigger_type: str) -> str:
 
 def run_create(
     *, version: WorkflowVersion, trigger: str, input_text: str, payload: dict | None = None, thread: Thread | None = None,
-    trigger_node: str | None = None,
+    trigger_node: str | None = None, idempotency_key: str | None = None,
 ) -> Run:
     """Create a run and enqueue its turn once the transaction commits."""
     from .tasks import run_turn
@@ -153,18 +156,29 @@ def run_create(
         trigger_node=trigger_node or _trigger_node(version, trigger),
         input=input_text,
         payload=payload or {},
+        idempotency_key=idempotency_key or None,
     )
     transaction.on_commit(lambda: run_turn.delay(run.pk))
     return run
 
 
+def draft_for_run(*, workflow: Workflow) -> WorkflowVersion:
+    """The draft's snapshot, if it is valid enough to run (``InvalidWorkflow`` otherwise)."""
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+    if issues:
+        raise InvalidWorkflow(issues)
+    return draft_snapshot(workflow=workflow)
+
+
+def manual_start(*, workflow: Workflow, message: str) -> Run:
+    """The editor's Run button: the draft's ``trigger.manual``, with no thread (memory binds to the run)."""
+    return run_create(version=draft_for_run(workflow=workflow), trigger="manual", input_text=message)
+
+
 def chat_start(*, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None) -> Run:
     """A participant's chat message: runs ``version`` (default: the draft) on the thread."""
     if version is None:
-        issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
-        if issues:
-            raise InvalidWorkflow(issues)
-        version = draft_snapshot(workflow=workflow)
+        version = draft_for_run(workflow=workflow)
     with transaction.atomic():
         if thread is None:
             thread = Thread.objects.create(workflow=workflow, owner=workflow.owner, title=message[:80])

@@ -7,3 +7,11 @@ from . import runtime, services  # noqa: F401  (runtime imports litellm: pay its
 def run_turn(run_id: int) -> None:
     """Thin: load by id and hand to the service. Safe to deliver twice."""
     services.turn_process(run_id=run_id)
+
+
+@shared_task(ignore_result=True)
+def fire_schedule(workflow_id: int, node: str) -> None:
+    """A beat tick of a published schedule trigger."""
+    from .triggers import schedule_fire
+
+    schedule_fire(workflow_id=workflow_id, node=node)

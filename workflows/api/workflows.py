@@ -5,7 +5,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors, services
+from workflows import selectors, services, triggers
 from workflows.engine.registry import all_node_types
 
 from .fields import GraphField, IssueSerializer, TurnResultSerializer, turn_result
@@ -23,7 +23,7 @@ class WorkflowOutput(serializers.Serializer):
     updated = serializers.DateTimeField()
 
 
-def workflow_data(workflow) -> dict:
+def workflow_data(workflow, request) -> dict:
     published = workflow.published_version
     return {
         "id": workflow.pk,
@@ -32,19 +32,10 @@ def workflow_data(workflow) -> dict:
         "revision": workflow.revision,
         "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
         "published_version": published.number if published else None,
-        "triggers": _triggers(published) if published else [],
+        "triggers": triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
         "created": workflow.created,
         "updated": workflow.updated,
     }
-
-
-def _triggers(version) -> list[dict]:
-    analysis = services.version_analysis(version)
-    return [
-        {"node": node_id, "type": rn.node_type.type}
-        for node_id, rn in sorted(analysis.nodes.items())
-        if rn.node_type.is_trigger
-    ]
 
 
 def _workflow(request, pk):
@@ -88,20 +79,20 @@ class WorkflowListView(APIView):
     def get(self, request):
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user), request, view=self)
-        return paginator.get_paginated_response([workflow_data(w) for w in page])
+        return paginator.get_paginated_response([workflow_data(w, request) for w in page])
 
     @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})
     def post(self, request):
         data = WorkflowCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         workflow = services.workflow_create(owner=request.user, **data.validated_data)
-        return Response(workflow_data(workflow), status=status.HTTP_201_CREATED)
+        return Response(workflow_data(workflow, request), status=status.HTTP_201_CREATED)
 
 
 class WorkflowDetailView(APIView):
     @extend_schema(responses={200: WorkflowOutput})
     def get(self, request, pk: int):
-        return Response(workflow_data(_workflow(request, pk)))
+        return Response(workflow_data(_workflow(request, pk), request))
 
     @extend_schema(request=WorkflowUpdateInput, responses={200: WorkflowOutput, 409: None})
     def put(self, request, pk: int):
@@ -119,7 +110,7 @@ class WorkflowDetailView(APIView):
         if not partial and "graph" not in fields:
             raise serializers.ValidationError({"graph": "PUT replaces the draft: send the whole graph (or use PATCH)"})
         workflow = services.workflow_update(workflow=workflow, **fields)
-        return Response(workflow_data(workflow))
+        return Response(workflow_data(workflow, request))
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
@@ -155,3 +146,19 @@ class ChatView(APIView):
         run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
         run = services.run_wait(run=run)
         return Response(turn_result(run))
+
+
+class ManualRunInput(serializers.Serializer):
+    message = serializers.CharField(max_length=100_000, required=False, allow_blank=True, default="", trim_whitespace=False)
+
+
+class ManualRunView(APIView):
+    """The editor's Run button: run the draft from its ``trigger.manual`` and wait for the result."""
+
+    @extend_schema(request=ManualRunInput, responses={200: TurnResultSerializer})
+    def post(self, request, pk: int):
+        workflow = _workflow(request, pk)
+        data = ManualRunInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = services.manual_start(workflow=workflow, message=data.validated_data["message"])
+        return Response(turn_result(services.run_wait(run=run)))

@@ -1,0 +1,259 @@
+"""Webhook and schedule triggers: publishing syncs them, and they create runs.
+
+Schedules live in django-celery-beat's tables (one PeriodicTask per published schedule node, named
+``skein:<workflow>:<node>``); beat sends ``fire_schedule`` ticks to the workers. A tick for a
+schedule whose previous run is still queued or running is skipped, so ticks never pile up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+import zoneinfo
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
+
+from . import services
+from .models import Run, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
+
+logger = logging.getLogger("skein.triggers")
+
+SIGNATURE_HEADER = "X-Skein-Signature"
+TIMESTAMP_HEADER = "X-Skein-Timestamp"
+FIRE_SCHEDULE_TASK = "workflows.tasks.fire_schedule"
+
+
+class WebhookRejected(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _trigger_nodes(version: WorkflowVersion, trigger_type: str) -> dict:
+    analysis = services.version_analysis(version)
+    return {nid: rn.params for nid, rn in analysis.nodes.items() if rn.node_type.type == trigger_type}
+
+
+def periodic_task_prefix(workflow_id: int) -> str:
+    return f"skein:{workflow_id}:"
+
+
+# --- publishing ---------------------------------------------------------------------------------
+def triggers_sync(*, workflow: Workflow, version: WorkflowVersion) -> None:
+    """Make webhooks and beat's periodic tasks match the published version's trigger nodes."""
+    with transaction.atomic():
+        hooks = _trigger_nodes(version, "trigger.webhook")
+        Webhook.objects.filter(workflow=workflow).exclude(node__in=list(hooks)).delete()
+        for node_id in hooks:
+            if not Webhook.objects.filter(workflow=workflow, node=node_id).exists():
+                webhook = Webhook(workflow=workflow, node=node_id)
+                webhook.signing_secret = new_signing_secret()
+                webhook.save()
+
+        schedules = _trigger_nodes(version, "trigger.schedule")
+        prefix = periodic_task_prefix(workflow.pk)
+        names = {f"{prefix}{node_id}" for node_id in schedules}
+        PeriodicTask.objects.filter(name__startswith=prefix).exclude(name__in=names).delete()
+        for node_id, params in schedules.items():
+            _schedule_upsert(workflow, node_id, params)
+
+
+def _schedule_upsert(workflow: Workflow, node_id: str, params) -> None:
+    fields = {"task": FIRE_SCHEDULE_TASK, "kwargs": json.dumps({"workflow_id": workflow.pk, "node": node_id}), "enabled": True}
+    if params.interval_seconds:
+        interval, _ = IntervalSchedule.objects.get_or_create(every=params.interval_seconds, period=IntervalSchedule.SECONDS)
+        fields.update(interval=interval, crontab=None)
+    else:
+        minute, hour, day_of_month, month, day_of_week = params.cron.split()
+        crontab, _ = CrontabSchedule.objects.get_or_create(
+            minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week,
+            timezone=zoneinfo.ZoneInfo(params.timezone),
+        )
+        fields.update(crontab=crontab, interval=None)
+    PeriodicTask.objects.update_or_create(name=f"{periodic_task_prefix(workflow.pk)}{node_id}", defaults=fields)
+
+
+def triggers_remove(*, workflow_id: int) -> None:
+    PeriodicTask.objects.filter(name__startswith=periodic_task_prefix(workflow_id)).delete()
+
+
+def webhook_regenerate(*, webhook: Webhook) -> Webhook:
+    webhook.token = new_webhook_token()
+    webhook.signing_secret = new_signing_secret()
+    webhook.save()
+    return webhook
+
+
+# --- reading ------------------------------------------------------------------------------------
+def next_runs(*, workflow: Workflow, node_id: str, count: int = 3) -> list[datetime]:
+    task = PeriodicTask.objects.filter(name=f"{periodic_task_prefix(workflow.pk)}{node_id}").select_related("crontab", "interval").first()
+    if task is None or not task.enabled:
+        return []
+    now = timezone.now()
+    if task.interval:
+        step = timedelta(seconds=task.interval.every)
+        start = (task.last_run_at or now) + step
+        start = max(start, now)
+        return [start + step * i for i in range(count)]
+    schedule = task.crontab.schedule
+    times, moment = [], now
+    for _ in range(count):
+        start, delta, _ = schedule.remaining_delta(moment)  # the first firing after ``moment``
+        moment = (start + delta).replace(second=0, microsecond=0)
+        times.append(moment)
+    return times
+
+
+def triggers_of(*, workflow: Workflow, base_url: str) -> list[dict]:
+    version = workflow.published_version
+    if version is None:
+        return []
+    webhooks = {w.node: w for w in Webhook.objects.filter(workflow=workflow)}
+    listed = []
+    for node_id, rn in sorted(services.version_analysis(version).nodes.items()):
+        if not rn.node_type.is_trigger:
+            continue
+        item = {"node": node_id, "type": rn.node_type.type}
+        if node_id in webhooks:
+            hook = webhooks[node_id]
+            item.update(
+                webhook_url=f"{base_url}/api/hooks/{hook.token}/",
+                require_signature=rn.params.require_signature,
+                signing_secret=hook.signing_secret,
+            )
+        if rn.node_type.type == "trigger.schedule":
+            item["next_runs"] = next_runs(workflow=workflow, node_id=node_id)
+            item["next_run"] = item["next_runs"][0] if item["next_runs"] else None
+        listed.append(item)
+    return listed
+
+
+# --- webhooks -----------------------------------------------------------------------------------
+@dataclass
+class WebhookCall:
+    body: bytes
+    content_type: str
+    headers: dict
+    idempotency_key: str | None = None
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    digest = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def _check_signature(webhook: Webhook, call: WebhookCall) -> None:
+    timestamp = call.headers.get(TIMESTAMP_HEADER, "")
+    signature = call.headers.get(SIGNATURE_HEADER, "")
+    if not timestamp or not signature:
+        raise WebhookRejected(401, f"this webhook requires the {TIMESTAMP_HEADER} and {SIGNATURE_HEADER} headers")
+    try:
+        age = abs(time.time() - int(timestamp))
+    except ValueError:
+        raise WebhookRejected(401, f"{TIMESTAMP_HEADER} must be a Unix time in seconds") from None
+    window = settings.SKEIN_WEBHOOK_REPLAY_WINDOW_S
+    if age > window:
+        raise WebhookRejected(401, f"the timestamp is outside the {window}s replay window")
+    if not hmac.compare_digest(sign(webhook.signing_secret, timestamp, call.body), signature):
+        raise WebhookRejected(401, "the signature does not match (HMAC-SHA256 of '<timestamp>.<body>')")
+    # The same signed request inside the window is a replay.
+    if not cache.add(f"skein:webhook-signature:{webhook.pk}:{signature}", 1, timeout=window + 5):
+        raise WebhookRejected(409, "this signed request was already received (replay)")
+
+
+def _payload(call: WebhookCall) -> tuple[dict, str]:
+    """The payload and the trigger's message: the payload's ``message``, else the body as text."""
+    text = call.body.decode("utf-8", errors="replace")
+    if "json" in call.content_type or (not call.content_type and text.lstrip().startswith(("{", "["))):
+        try:
+            parsed = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            raise WebhookRejected(400, f"malformed JSON: {exc}") from None
+        payload = parsed if isinstance(parsed, dict) else {"body": parsed}
+        message = payload.get("message")
+        return payload, message if isinstance(message, str) else text
+    return {"body": text}, text
+
+
+def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
+    """Start a run for a webhook call; returns (run, created). A repeated Idempotency-Key returns
+    the first run and creates nothing."""
+    webhook = Webhook.objects.select_related("workflow__published_version").filter(token=token).first()
+    if webhook is None or webhook.workflow.published_version is None:
+        raise WebhookRejected(404, "no such webhook")
+    workflow = webhook.workflow
+    version = workflow.published_version
+    params = _trigger_nodes(version, "trigger.webhook").get(webhook.node)
+    if params is None:
+        raise WebhookRejected(404, "no such webhook")
+    if len(call.body) > settings.SKEIN_WEBHOOK_MAX_BYTES:
+        raise WebhookRejected(413, f"the body is larger than {settings.SKEIN_WEBHOOK_MAX_BYTES} bytes")
+    if params.require_signature:
+        _check_signature(webhook, call)
+    payload, message = _payload(call)
+    key = call.idempotency_key
+    if key:
+        if len(key) > 200:
+            raise WebhookRejected(400, "Idempotency-Key is longer than 200 characters")
+        existing = Run.objects.filter(workflow=workflow, idempotency_key=key).first()
+        if existing:
+            return existing, False
+    try:
+        with transaction.atomic():
+            thread = _payload_thread(workflow, payload.get("thread"))
+            run = services.run_create(
+                version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
+                thread=thread, idempotency_key=key,
+            )
+    except IntegrityError:
+        existing = Run.objects.filter(workflow=workflow, idempotency_key=key).first() if key else None
+        if existing is None:
+            raise
+        return existing, False
+    return run, True
+
+
+def _payload_thread(workflow: Workflow, name) -> Thread | None:
+    """``thread`` in a payload names a conversation by the caller's own key; it continues its memory."""
+    if name in (None, ""):
+        return None
+    if not isinstance(name, (str, int)) or len(str(name)) > 200:
+        raise WebhookRejected(400, "'thread' must be a string (or number) of at most 200 characters")
+    thread, _ = Thread.objects.get_or_create(
+        workflow=workflow, external_id=str(name), defaults={"owner": workflow.owner, "title": f"webhook: {name}"[:200]}
+    )
+    return thread
+
+
+# --- schedules ----------------------------------------------------------------------------------
+def schedule_fire(*, workflow_id: int, node: str) -> Run | None:
+    """One tick. Skipped (None) when the previous run of this schedule has not finished."""
+    workflow = Workflow.objects.select_related("published_version").filter(pk=workflow_id).first()
+    if workflow is None or workflow.published_version is None:
+        triggers_remove(workflow_id=workflow_id)
+        return None
+    params = _trigger_nodes(workflow.published_version, "trigger.schedule").get(node)
+    if params is None:
+        return None
+    with transaction.atomic():
+        # Lock the workflow row so two ticks cannot both see "nothing running".
+        Workflow.objects.select_for_update().filter(pk=workflow_id).first()
+        busy = Run.objects.filter(
+            workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
+        ).exists()
+        if busy:
+            logger.info("schedule %s/%s: previous run still going, tick skipped", workflow_id, node)
+            return None
+        return services.run_create(
+            version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input
+        )
