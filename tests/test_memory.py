@@ -101,6 +101,8 @@ def test_summary_memory_summarizes_at_the_threshold_and_keeps_the_newest(make_wo
     record = Summarization.objects.get()
     assert (record.status, record.model, record.message_count, record.from_seq, record.through_seq) == ("ok", "cheap-model", 4, 1, 4)
     assert record.prompt_tokens > 0
+    [shown] = api.get(f"/api/runs/{turns[3]['run']}/").json()["summarizations"]
+    assert (shown["node"], shown["status"], shown["from_seq"], shown["through_seq"]) == ("mem", "ok", 1, 4)
 
     memory = api.get(f"/api/threads/{turns[-1]['thread']}/memory/").json()
     assert memory[0]["summary"] == "SUMMARY(2 user msgs)" and memory[0]["name"] == "mem"

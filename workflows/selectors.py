@@ -44,4 +44,4 @@ def run_list(*, owner, workflow=None, trigger=None, status=None, thread=None) ->
 
 
 def run_get(*, owner, run_id) -> Run | None:
-    return Run.objects.filter(workflow__owner=owner, pk=run_id).prefetch_related("steps").first()
+    return Run.objects.filter(workflow__owner=owner, pk=run_id).prefetch_related("steps", "summarizations").first()

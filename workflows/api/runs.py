@@ -50,8 +50,22 @@ class RunSummaryOutput(serializers.Serializer):
     cost = serializers.FloatField()
 
 
+class SummarizationOutput(serializers.Serializer):
+    node = serializers.CharField(source="memory_node")
+    status = serializers.CharField()
+    model = serializers.CharField()
+    from_seq = serializers.IntegerField()
+    through_seq = serializers.IntegerField()
+    message_count = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    duration_ms = serializers.IntegerField()
+    error = serializers.CharField()
+
+
 class RunOutput(RunSummaryOutput):
     steps = StepOutput(many=True)
+    summarizations = SummarizationOutput(many=True)
 
 
 class RunListView(APIView):
