@@ -134,8 +134,16 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    # An unacknowledged turn (its worker died) goes back to the queue after this many seconds.
+    # An unacknowledged turn (its worker died) goes back to the queue after this many seconds;
+    # workers sweep for such turns every few seconds. Redelivering a turn that is still running
+    # is harmless: the turn lock lets only one execution through.
     "visibility_timeout": env.int("SKEIN_REDELIVERY_TIMEOUT_S", default=300),
+    "unacked_restore_interval": 5,
+    "unacked_restore_throttle": 1,
+}
+CELERY_BEAT_SCHEDULE = {
+    # Turns whose task was lost (e.g. the broker restarted) or whose worker died are re-enqueued.
+    "skein-recover-turns": {"task": "workflows.tasks.recover_turns", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"

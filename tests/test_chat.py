@@ -195,3 +195,27 @@ def test_manual_trigger_and_templates_use_the_payload(make_workflow, provider, a
     run = services.run_create(version=version, trigger="manual", input_text="report", payload={"who": "Ann"})
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "report for Ann" and run.thread_id is None
+
+
+def test_orphaned_turns_are_recovered_unless_someone_is_running_them(chatbot, chat):
+    """The periodic sweep re-enqueues unfinished runs whose turn lock is free."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workflows import locks, services
+
+    turn = chat(chatbot["id"], "first")
+    thread = Thread.objects.get(pk=turn["thread"])
+    version = Run.objects.get(pk=turn["run"]).version
+    lost = Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat", input="lost")
+    Run.objects.filter(pk=lost.pk).update(created=timezone.now() - timedelta(minutes=5))
+
+    with locks.try_turn_lock(locks.THREAD_SCOPE, thread.pk) as held:
+        assert held
+        assert services.turns_recover(older_than_s=60) == []  # busy: left alone
+    assert Run.objects.get(pk=lost.pk).status == "queued"
+
+    assert services.turns_recover(older_than_s=60) == [lost.pk]
+    assert Run.objects.get(pk=lost.pk).output == "echo: lost"
+    assert services.turns_recover(older_than_s=60) == []

@@ -215,6 +215,29 @@ def turn_process(*, run_id: int) -> None:
             return
 
 
+def turns_recover(*, older_than_s: float = 60) -> list[int]:
+    """Re-enqueue unfinished runs that nobody is executing: their turn lock is free although they
+    have waited for ``older_than_s`` (their task was lost, or their worker died)."""
+    from .tasks import run_turn
+
+    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_s)
+    stale = Run.objects.filter(status__in=[Run.Status.QUEUED, Run.Status.RUNNING], created__lt=cutoff).order_by("id")
+    recovered, seen_scopes = [], set()
+    for run in stale.only("id", "thread_id")[:500]:
+        scope = (locks.THREAD_SCOPE, run.thread_id) if run.thread_id else (locks.RUN_SCOPE, run.pk)
+        if scope in seen_scopes:
+            continue
+        seen_scopes.add(scope)
+        with locks.try_turn_lock(*scope) as free:
+            if not free:
+                continue  # someone is executing this thread's turns right now
+        run_turn.delay(run.pk)
+        recovered.append(run.pk)
+    if recovered:
+        logger.warning("re-enqueued %d orphaned turn(s): %s", len(recovered), recovered)
+    return recovered
+
+
 def _next_in_queue(run: Run, scope) -> int | None:
     pending = (Run.Status.QUEUED, Run.Status.RUNNING)
     if scope[0] == locks.THREAD_SCOPE:

@@ -15,3 +15,9 @@ def fire_schedule(workflow_id: int, node: str) -> None:
     from .triggers import schedule_fire
 
     schedule_fire(workflow_id=workflow_id, node=node)
+
+
+@shared_task(ignore_result=True)
+def recover_turns() -> None:
+    """Periodic (beat): re-enqueue turns that no worker is executing any more."""
+    services.turns_recover()
