@@ -122,6 +122,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build, run and embed LLM chat workflows.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The API's description is public; every operation in it still needs its own auth.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

@@ -236,3 +236,10 @@ def test_real_beat_and_worker_create_runs_on_schedule(require_postgres, require_
         worker.stop()
     runs = list(Run.objects.filter(workflow_id=workflow["id"]).order_by("id"))
     assert all(r.trigger == "schedule" and r.output == "tick: beat" for r in runs if r.status == "succeeded")
+
+
+def test_nul_characters_in_a_webhook_body_are_refused(published, provider):
+    url = hook_url(published(webhook_graph(provider.pk)))
+    assert post(url, '{"message": "a\\u0000b"}').status_code == 400
+    assert post(url, "a\x00b", content_type="text/plain").status_code == 400
+    assert Run.objects.count() == 0

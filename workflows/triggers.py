@@ -174,6 +174,8 @@ def _check_signature(webhook: Webhook, call: WebhookCall) -> None:
 def _payload(call: WebhookCall) -> tuple[dict, str]:
     """The payload and the trigger's message: the payload's ``message``, else the body as text."""
     text = call.body.decode("utf-8", errors="replace")
+    if "\x00" in text or "\\u0000" in text:  # no database stores NUL in text
+        raise WebhookRejected(400, "NUL characters are not allowed in the body")
     if "json" in call.content_type or (not call.content_type and text.lstrip().startswith(("{", "["))):
         try:
             parsed = json.loads(text) if text.strip() else {}

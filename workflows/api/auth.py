@@ -1,10 +1,12 @@
 from django.contrib.auth import authenticate, login, logout
+from django.core.cache import cache
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,11 +22,32 @@ class UserSerializer(serializers.Serializer):
     username = serializers.CharField()
 
 
+LOGIN_FAILURES_ALLOWED = 10
+LOGIN_LOCKOUT_S = 15 * 60
+
+
+class TooManyLogins(Throttled):
+    default_detail = "too many failed logins; try again later"
+
+
+def _failure_keys(request, username: str) -> list[str]:
+    client = request.META.get("REMOTE_ADDR", "unknown")
+    return [f"skein:login-fail:user:{username.lower()}", f"skein:login-fail:ip:{client}"]
+
+
 def _authenticate(request):
+    """Check a username and password; after repeated failures (per account and per client
+    address) further attempts answer 429 for a while, right or wrong."""
     data = CredentialsSerializer(data=request.data)
     data.is_valid(raise_exception=True)
+    keys = _failure_keys(request, data.validated_data["username"])
+    if any((cache.get(key) or 0) >= LOGIN_FAILURES_ALLOWED for key in keys):
+        raise TooManyLogins(wait=LOGIN_LOCKOUT_S)
     user = authenticate(request, **data.validated_data)
     if user is None:
+        for key in keys:
+            cache.add(key, 0, timeout=LOGIN_LOCKOUT_S)
+            cache.incr(key)
         raise serializers.ValidationError({"detail": "wrong username or password"})
     return user
 

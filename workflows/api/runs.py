@@ -11,11 +11,14 @@ from workflows.models import Run
 from .fields import WarningSerializer
 
 
+MAX_ID = 2**63 - 1
+
+
 class RunsQuery(serializers.Serializer):
-    workflow = serializers.IntegerField(required=False)
+    workflow = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     trigger = serializers.ChoiceField(choices=Run.Trigger.choices, required=False)
     status = serializers.ChoiceField(choices=Run.Status.choices, required=False)
-    thread = serializers.IntegerField(required=False)
+    thread = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
 
 
 class StepOutput(serializers.Serializer):

@@ -53,7 +53,7 @@ class WorkflowCreateInput(serializers.Serializer):
 class WorkflowUpdateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     graph = GraphField(required=False)
-    revision = serializers.IntegerField(min_value=1, help_text="The revision this edit is based on (409 when stale)")
+    revision = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="The revision this edit is based on (409 when stale)")
 
 
 class NodeTypeOutput(serializers.Serializer):
@@ -127,7 +127,7 @@ class PublishView(APIView):
 
 class ChatInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
-    thread = serializers.IntegerField(required=False, allow_null=True)
+    thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
 
 
 class ChatView(APIView):

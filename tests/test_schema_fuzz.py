@@ -1,0 +1,41 @@
+"""schemathesis over every operation of /api/schema/: whatever it sends, never a 500."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def token(user, provider):
+    """A user with a provider and a workflow, so that some paths hit real objects."""
+    from rest_framework.authtoken.models import Token
+
+    from tests.graphs import chat_graph
+    from workflows import services
+
+    services.workflow_create(owner=user, name="fuzzed", graph=chat_graph(provider.pk))
+    return Token.objects.create(user=user).key
+
+
+def test_no_operation_answers_500(token):
+    from django.core.wsgi import get_wsgi_application
+
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 25
+    failures = []
+    for operation in operations:
+
+        @given(case=operation.as_strategy())
+        @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        def check(case):
+            response = case.call(headers={"Authorization": f"Token {token}"})
+            if response.status_code >= 500:
+                failures.append(f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}")
+
+        check()
+    assert failures == []
