@@ -8,7 +8,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
-FRONTEND_SOURCES := $(shell find frontend -path frontend/node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
+FRONTEND_SOURCES := $(shell find frontend -path frontend/widget -prune -o -name node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
+WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -path frontend/widget/dist -prune -o -type f -print 2>/dev/null)
 
 .PHONY: run test setup frontend worker beat web migrate bootstrap system-deps browser-deps clean
 
@@ -17,6 +18,8 @@ run: setup frontend migrate bootstrap
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 test: setup frontend browser-deps
+	cd frontend && npm test
+	cd frontend/widget && npm test
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/pytest $(PYTEST_ARGS)
 
 setup: $(VENV)/.installed
@@ -35,12 +38,14 @@ system-deps:
 browser-deps:
 	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 
-frontend: frontend/dist/.built
+# The editor (frontend/) and the embeddable widget (frontend/widget/, one small script).
+frontend: frontend/dist/.built frontend/widget/dist/.built
 
 frontend/dist/.built: $(FRONTEND_SOURCES) | setup
-	@if [ -f frontend/package.json ]; then \
-		cd frontend && npm ci --no-audit --no-fund && npm run build && touch dist/.built; \
-	else mkdir -p frontend/dist && touch frontend/dist/.built; fi
+	cd frontend && npm ci --no-audit --no-fund && npm run build && touch dist/.built
+
+frontend/widget/dist/.built: $(WIDGET_SOURCES) | setup
+	cd frontend/widget && npm ci --no-audit --no-fund && npm run build && touch dist/.built
 
 migrate: setup
 	$(BIN)/python manage.py migrate --noinput
@@ -59,4 +64,4 @@ beat: setup
 	$(BIN)/celery -A config beat --scheduler django_celery_beat.schedulers:DatabaseScheduler --loglevel INFO
 
 clean:
-	rm -rf $(VENV) frontend/node_modules frontend/dist staticfiles db.sqlite3
+	rm -rf $(VENV) frontend/node_modules frontend/dist frontend/widget/node_modules frontend/widget/dist staticfiles db.sqlite3

@@ -6,6 +6,12 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 
+# Load the URLconf (and with it litellm, which takes seconds to import) at start-up rather than
+# on the first request.
+from django.urls import get_resolver  # noqa: E402
+
+get_resolver().url_patterns
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 

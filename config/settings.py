@@ -26,6 +26,9 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 REDIS_URL = env("REDIS_URL", default="")
 FULL_MODE = bool(REDIS_URL)
+# Prefix of everything Skein keeps in Redis (queue, realtime groups, cache, run signals), so that
+# several deployments (or test runs) can share one Redis server.
+SKEIN_NAMESPACE = env("SKEIN_NAMESPACE", default="skein")
 
 INSTALLED_APPS = [
     "daphne",
@@ -114,6 +117,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "workflows.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "workflows.api.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
 }
@@ -129,6 +137,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery -------------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_DEFAULT_QUEUE = SKEIN_NAMESPACE
 CELERY_TASK_ALWAYS_EAGER = not FULL_MODE
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
@@ -155,7 +164,14 @@ if FULL_MODE:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+            # redis-py 8 times reads out after 5 s while channels-redis blocks 5 s waiting for
+            # messages, which would close every idle socket: no socket timeout here.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": None}],
+                "capacity": 1500,
+                "expiry": 30,
+                "prefix": f"{SKEIN_NAMESPACE}:asgi",
+            },
         }
     }
 else:
@@ -163,7 +179,9 @@ else:
 
 # --- Cache (webhook replay protection, rate limits): shared through Redis in the full mode ----
 if FULL_MODE:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": SKEIN_NAMESPACE}
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

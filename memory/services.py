@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from workflows.text import storable
+
 from .models import History, HistoryMessage, Summarization, Summary
 from .tokens import count_message, count_text
 
@@ -28,7 +30,7 @@ def history_append(*, history: History, messages: list[dict], run_id: int | None
                     history=locked,
                     seq=seq,
                     role=message["role"],
-                    content=message["content"],
+                    content=storable(message["content"]),
                     token_count=message.get("token_count") or count_message(message["role"], message["content"]),
                     run_id=run_id,
                     node=node,

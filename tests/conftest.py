@@ -21,6 +21,16 @@ TEST_REDIS_URL = os.environ.get("SKEIN_TEST_REDIS_URL", "redis://127.0.0.1:6379/
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """One PostgreSQL test database per pytest process, so that runs side by side never collide."""
+    from django.conf import settings
+
+    for database in settings.DATABASES.values():
+        if database["ENGINE"].endswith("postgresql"):
+            database.setdefault("TEST", {})["NAME"] = f"test_skein_{os.getpid()}"
+
+
+@pytest.fixture(scope="session")
 def fake_llm_server():
     server = FakeLLM().start()
     yield server

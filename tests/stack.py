@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+# This pytest process's own queue and keys in Redis: runs side by side never take each other's tasks.
+TEST_NAMESPACE = f"skein-test-{os.getpid()}"
 BIN = Path(sys.executable).parent
 
 
@@ -36,6 +38,7 @@ def full_mode_env(database_name: str, redis_url: str, **extra: str) -> dict:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"postgres://{user}@{host}:{port}/{database_name}",
         "REDIS_URL": redis_url,
+        "SKEIN_NAMESPACE": TEST_NAMESPACE,
         "PYTHONUNBUFFERED": "1",
     }
     env.update({k: str(v) for k, v in extra.items()})
@@ -111,9 +114,6 @@ def start_daphne(env: dict, log_dir: Path) -> tuple[Process, str]:
 
 @contextmanager
 def full_stack(database_name: str, redis_url: str, log_dir: Path, *, concurrency: int = 16, **env_extra):
-    import redis
-
-    redis.Redis.from_url(redis_url).flushdb()
     env = full_mode_env(database_name, redis_url, **env_extra)
     processes = []
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import transaction
 from django.test import override_settings
 
 from tests.fakellm import Reply
@@ -151,7 +152,8 @@ def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
     version = Run.objects.get(pk=turn["run"]).version
     run = Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat",
                              input="second", status=Run.Status.RUNNING, attempts=1)
-    services._transcript_append(thread, run=run, role="user", content="second")
+    with transaction.atomic():
+        services._transcript_append(thread, run=run, role="user", content="second")
     RunStep.objects.create(run=run, node="chat", type="trigger.chat", position=1, status="running")
 
     services.turn_process(run_id=run.pk)
@@ -211,11 +213,37 @@ def test_orphaned_turns_are_recovered_unless_someone_is_running_them(chatbot, ch
     lost = Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat", input="lost")
     Run.objects.filter(pk=lost.pk).update(created=timezone.now() - timedelta(minutes=5))
 
-    with locks.try_turn_lock(locks.THREAD_SCOPE, thread.pk) as held:
-        assert held
+    # Another worker (here: another thread, with its own database connection) is running the thread.
+    import threading
+
+    from django.db import connection
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with locks.try_turn_lock(locks.THREAD_SCOPE, thread.pk) as held:
+            assert held
+            holding.set()
+            release.wait(timeout=30)
+        connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(timeout=30)
+    try:
         assert services.turns_recover(older_than_s=60) == []  # busy: left alone
+    finally:
+        release.set()
+        holder.join()
     assert Run.objects.get(pk=lost.pk).status == "queued"
 
     assert services.turns_recover(older_than_s=60) == [lost.pk]
     assert Run.objects.get(pk=lost.pk).output == "echo: lost"
     assert services.turns_recover(older_than_s=60) == []
+
+
+def test_a_model_reply_with_a_nul_character_is_kept_readable(chatbot, chat, fake_llm, api):
+    fake_llm.responder = lambda request: Reply(text="bad\x00byte")
+    turn = chat(chatbot["id"], "hi")
+    assert turn["status"] == "succeeded" and turn["reply"] == "bad\ufffdbyte"
+    assert api.get(f"/api/threads/{turn['thread']}/messages/").json()[1]["content"] == "bad\ufffdbyte"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 
+import httpx
 import pytest
 
 from tests.fakellm import Reply
@@ -13,13 +15,11 @@ from workflows.models import Message, Run
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_worker_killed_mid_turn_finishes_the_turn_exactly_once(require_postgres, require_redis, make_workflow, provider, fake_llm, tmp_path):
-    import redis
+def test_a_worker_killed_mid_turn_finishes_the_turn_exactly_once(require_postgres, require_redis, user, provider, fake_llm, tmp_path):
     from django.db import connection
 
-    from tests.stack import full_mode_env, start_worker, wait_for
+    from tests.stack import full_mode_env, start_daphne, start_worker, wait_for
     from workflows import services
-    from workflows.models import Thread, Workflow
 
     first_call = threading.Event()
 
@@ -30,39 +30,38 @@ def test_a_worker_killed_mid_turn_finishes_the_turn_exactly_once(require_postgre
         return Reply(text=f"echo: {request.last_user}")
 
     fake_llm.responder = respond
-    workflow = Workflow.objects.get(pk=make_workflow(chat_graph(provider.pk, memory={"type": "memory.buffer"}))["id"])
-    redis.Redis.from_url(require_redis).flushdb()
+    workflow = services.workflow_create(owner=user, name="faults", graph=chat_graph(provider.pk, memory={"type": "memory.buffer"}))
     env = full_mode_env(connection.settings_dict["NAME"], require_redis, SKEIN_REDELIVERY_TIMEOUT_S=3)
-
-    # Enqueue through the real broker: this test process plays the web server in the full mode.
-    from config.celery import app
-
-    app.conf.task_always_eager = False
-    app.conf.broker_url = require_redis
-    app.conf.broker_transport_options = {"visibility_timeout": 3}
+    doomed = start_worker(env, tmp_path, concurrency=4, name="doomed")
+    web, base = start_daphne(env, tmp_path)
+    pool = concurrent.futures.ThreadPoolExecutor(1)
     try:
-        first = start_worker(env, tmp_path, concurrency=4, name="doomed")
-        thread = Thread.objects.create(workflow=workflow, owner=workflow.owner)
-        version = services.draft_snapshot(workflow=workflow)
-        run = services.run_create(version=version, trigger="chat", input_text="hello", thread=thread)
-        wait_for(first_call.is_set, timeout=60, what="the model call", diagnostics=first.output)
-        assert Run.objects.get(pk=run.pk).status == Run.Status.RUNNING
-        first.kill()  # kill -9: no goodbye, no ack
-        first.proc.wait(timeout=10)
+        token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}).json()["token"]
+        answer = pool.submit(
+            httpx.post, f"{base}/api/workflows/{workflow.pk}/chat/", json={"message": "hello"},
+            headers={"Authorization": f"Token {token}"}, timeout=180,
+        )
+        wait_for(first_call.is_set, timeout=60, what="the model call", diagnostics=doomed.output)
+        run = Run.objects.get()
+        assert run.status == Run.Status.RUNNING
+        doomed.kill()  # kill -9: no goodbye, no ack
+        doomed.proc.wait(timeout=10)
 
-        second = start_worker(env, tmp_path, concurrency=4, name="survivor")
+        survivor = start_worker(env, tmp_path, concurrency=4, name="survivor")
         try:
-            wait_for(lambda: Run.objects.get(pk=run.pk).is_done, timeout=120, what="the redelivered turn", diagnostics=second.output)
+            reply = answer.result(timeout=180)
         finally:
-            second.stop()
-        first.stop()
+            survivor.stop()
     finally:
-        app.conf.task_always_eager = True
-        app.conf.broker_url = "memory://"
+        pool.shutdown(wait=False)
+        web.stop()
+        doomed.stop()
 
+    # the web request that was waiting got the answer of the redelivered turn
+    assert reply.status_code == 200 and reply.json()["reply"] == "echo: hello", reply.text
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "echo: hello" and run.attempts == 2
-    assert [(m.role, m.content) for m in Message.objects.filter(thread=thread).order_by("seq")] == [
+    assert [(m.role, m.content) for m in Message.objects.filter(thread=run.thread).order_by("seq")] == [
         ("user", "hello"), ("assistant", "echo: hello"),
     ]
     assert run.steps.count() == 3

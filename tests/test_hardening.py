@@ -73,7 +73,7 @@ def test_odd_unicode_round_trips(chatbot, chat, api, text):
 @pytest.mark.django_db
 def test_a_nul_character_is_refused_clearly(api, chatbot):
     response = api.post(f"/api/workflows/{chatbot['id']}/chat/", {"message": "nul \x00 byte"}, format="json")
-    assert response.status_code == 400 and "Null characters" in str(response.json())
+    assert response.status_code == 400 and "NUL characters" in str(response.json())
 
 
 @pytest.mark.django_db(transaction=True)

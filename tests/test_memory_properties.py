@@ -16,7 +16,7 @@ from workflows.models import Workflow
 pytestmark = pytest.mark.django_db
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-texts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=40)
+texts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x00"), min_size=0, max_size=40)
 conversations = st.lists(st.tuples(st.sampled_from(["user", "assistant"]), texts), min_size=0, max_size=40)
 _keys = itertools.count()
 

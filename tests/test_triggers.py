@@ -221,9 +221,6 @@ def test_real_beat_and_worker_create_runs_on_schedule(require_postgres, require_
 
     workflow = make_workflow(schedule_graph(provider.pk, interval_seconds=1, input="beat"))
     api.post(f"/api/workflows/{workflow['id']}/publish/")
-    import redis
-
-    redis.Redis.from_url(require_redis).flushdb()
     env = full_mode_env(connection.settings_dict["NAME"], require_redis)
     worker = start_worker(env, tmp_path, concurrency=4)
     beat = Process("beat", [str(__import__("tests.stack", fromlist=["BIN"]).BIN / "celery"), "-A", "config", "beat", "--scheduler",

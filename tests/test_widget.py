@@ -14,7 +14,7 @@ from tests.graphs import edge, node
 from tests.realtime_fixtures import SITE, communicator, is_type, published, receive_until, tokens_of  # noqa: F401
 from workflows.models import Message, Run, Thread
 
-pytestmark = pytest.mark.django_db(transaction=True)
+realtime = pytest.mark.django_db(transaction=True)  # consumers use the database from other threads
 
 
 def run_sync(coroutine_function):
@@ -36,6 +36,7 @@ async def say(comm, text, thread=None, client_id=None):
 
 
 # --- settings API -------------------------------------------------------------------------------
+@pytest.mark.django_db
 def test_settings_give_a_key_and_an_embed_snippet(api, chatbot):
     response = api.get(f"/api/workflows/{chatbot['id']}/widget/")
     assert response.status_code == 200
@@ -49,6 +50,7 @@ def test_settings_give_a_key_and_an_embed_snippet(api, chatbot):
     assert api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["published"] is True
 
 
+@pytest.mark.django_db
 def test_settings_update_origins_and_theme(api, chatbot):
     url = f"/api/workflows/{chatbot['id']}/widget/"
     response = api.patch(
@@ -69,6 +71,7 @@ def test_settings_update_origins_and_theme(api, chatbot):
     assert api.patch(url, {"theme": {"starters": ["x"] * 7}}, format="json").status_code == 400
 
 
+@realtime
 def test_rotating_the_key_retires_the_old_one(api, published):
     old = published["key"]
     response = api.post(f"/api/workflows/{published['workflow']['id']}/widget/")
@@ -86,6 +89,7 @@ def test_rotating_the_key_retires_the_old_one(api, published):
     run_sync(scenario)
 
 
+@pytest.mark.django_db
 def test_settings_are_owner_only(other_api, chatbot):
     url = f"/api/workflows/{chatbot['id']}/widget/"
     assert other_api.get(url).status_code == 404
@@ -93,6 +97,7 @@ def test_settings_are_owner_only(other_api, chatbot):
     assert other_api.post(url).status_code == 404
 
 
+@pytest.mark.django_db
 def test_public_config_with_cors(api, published, client):
     key = published["key"]
     response = client.get(f"/api/widget/{key}/", HTTP_ORIGIN="http://anywhere.test")
@@ -107,12 +112,14 @@ def test_public_config_with_cors(api, published, client):
     assert client.get("/api/widget/wk_nope/").status_code == 404
 
 
+@pytest.mark.django_db
 def test_public_config_of_an_unpublished_workflow(api, chatbot, client):
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]
     response = client.get(f"/api/widget/{key}/")
     assert response.status_code == 409 and response.json()["code"] == "not_published"
 
 
+@pytest.mark.django_db
 def test_widget_script_is_served(client):
     response = client.get("/widget.js")
     assert response.status_code in (200, 503)
@@ -120,6 +127,7 @@ def test_widget_script_is_served(client):
 
 
 # --- the socket ---------------------------------------------------------------------------------
+@realtime
 def test_a_visitor_chats_and_sees_the_reply_stream(published, fake_llm):
     fake_llm.responder = lambda request: Reply(text="Hello there, how can I help you today?", token_delay=0.005)
 
@@ -151,6 +159,7 @@ def test_a_visitor_chats_and_sees_the_reply_stream(published, fake_llm):
     assert list(thread.messages.values_list("role", "content")) == [("user", "Hi!"), ("assistant", "Hello there, how can I help you today?")]
 
 
+@realtime
 def test_only_the_published_version_runs(api, published, fake_llm):
     workflow = published["workflow"]
     graph = dict(workflow["graph"])
@@ -167,6 +176,7 @@ def test_only_the_published_version_runs(api, published, fake_llm):
     assert [r.model for r in fake_llm.requests] == ["agent-model"]
 
 
+@realtime
 def test_history_on_resume_and_the_conversation_continues(published, fake_llm):
     async def scenario():
         comm, _ = await connect(published["key"])
@@ -191,6 +201,7 @@ def test_history_on_resume_and_the_conversation_continues(published, fake_llm):
     run_sync(scenario)
 
 
+@realtime
 def test_a_resent_message_runs_once(published, fake_llm):
     async def scenario():
         comm, _ = await connect(published["key"])
@@ -210,6 +221,7 @@ def test_a_resent_message_runs_once(published, fake_llm):
     assert len(fake_llm.requests) == 1
 
 
+@realtime
 def test_threads_are_found_by_token_only(published, fake_llm, api):
     owners = api.post(f"/api/workflows/{published['workflow']['id']}/chat/", {"message": "owner's thread"}, format="json").json()
 
@@ -227,6 +239,7 @@ def test_threads_are_found_by_token_only(published, fake_llm, api):
     run_sync(scenario)
 
 
+@realtime
 def test_a_thread_of_another_widget_is_not_found(published, make_workflow, provider, api, fake_llm):
     from tests.graphs import chat_graph
 
@@ -246,6 +259,7 @@ def test_a_thread_of_another_widget_is_not_found(published, make_workflow, provi
     run_sync(scenario)
 
 
+@realtime
 def test_origin_refused_at_handshake(api, published):
     api.patch(f"/api/workflows/{published['workflow']['id']}/widget/", {"allowed_origins": [SITE, "https://*.example.org"]}, format="json")
 
@@ -260,6 +274,7 @@ def test_origin_refused_at_handshake(api, published):
     run_sync(scenario)
 
 
+@realtime
 def test_unknown_key_and_unpublished_workflow_are_refused(api, chatbot):
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]
 
@@ -270,6 +285,7 @@ def test_unknown_key_and_unpublished_workflow_are_refused(api, chatbot):
     run_sync(scenario)
 
 
+@realtime
 def test_rate_limit_per_key_and_client(published, fake_llm, settings):
     settings.SKEIN_WIDGET_BURST = 2
     settings.SKEIN_WIDGET_RATE_PER_MINUTE = 1
@@ -294,6 +310,7 @@ def test_rate_limit_per_key_and_client(published, fake_llm, settings):
     assert len(fake_llm.requests) == 3
 
 
+@realtime
 def test_bad_messages_get_clear_errors(published):
     async def scenario():
         comm, _ = await connect(published["key"])
@@ -313,6 +330,7 @@ def test_bad_messages_get_clear_errors(published):
     run_sync(scenario)
 
 
+@realtime
 def test_a_failed_turn_tells_the_visitor_without_internals(published, fake_llm):
     fake_llm.responder = lambda request: Reply(status=400, text="secret provider detail")
 
@@ -326,6 +344,7 @@ def test_a_failed_turn_tells_the_visitor_without_internals(published, fake_llm):
     run_sync(scenario)
 
 
+@realtime
 def test_visitors_see_only_the_reply_tokens(make_workflow, provider, api, fake_llm):
     """llm (drafts) -> llm (writes the reply) -> output: only the second model's tokens stream."""
     graph = {
@@ -348,6 +367,47 @@ def test_visitors_see_only_the_reply_tokens(make_workflow, provider, api, fake_l
         assert "".join(tokens_of(messages)) == "polished answer"
         assert {m["data"]["node"] for m in messages if m["type"] == "llm.token"} == {"final"}
         assert "internal notes" not in str(messages)
+        await comm.disconnect()
+
+    run_sync(scenario)
+
+
+@realtime
+def test_a_visitor_who_leaves_mid_reply_does_not_break_the_turn(published, fake_llm, monkeypatch):
+    """The turn goes on without the socket; back again, the visitor gets the whole reply.
+
+    Sends are slowed down so that the visitor leaves while the turn waits for one: cancelling
+    the socket's start call then would cancel that send inside the turn (asgiref propagates it)."""
+    import asyncio
+
+    from channels.layers import InMemoryChannelLayer
+
+    group_send = InMemoryChannelLayer.group_send
+
+    async def slow_group_send(self, group, message):
+        await asyncio.sleep(0.05)
+        await group_send(self, group, message)
+
+    monkeypatch.setattr(InMemoryChannelLayer, "group_send", slow_group_send)
+    reply = " ".join(f"word{i}" for i in range(30))
+    fake_llm.responder = lambda request: Reply(text=reply, token_delay=0.01)
+
+    async def scenario():
+        comm, _ = await connect(published["key"])
+        await comm.send_json_to({"type": "message", "text": "long answer please", "thread": None, "client_id": "l1"})
+        first = await receive_until(comm, is_type("llm.token"))
+        token = first[0]["data"]["thread"]
+        run = next(m for m in first if m["type"] == "accepted")["data"]["run"]
+        await comm.disconnect()  # mid-reply
+        comm, _ = await connect(published["key"])
+        await comm.send_json_to({"type": "sync", "thread": token, "after": 0})
+        history = (await receive_until(comm, is_type("history")))[-1]["data"]
+        if history["pending"] == run:
+            finished = (await receive_until(comm, is_type("run.finished", "run.failed")))[-1]
+            assert finished == {"type": "run.finished", "data": {"run": run, "reply": reply}}
+            await comm.send_json_to({"type": "sync", "thread": token, "after": 0})
+            history = (await receive_until(comm, is_type("history")))[-1]["data"]
+        assert [(m["role"], m["content"]) for m in history["messages"]] == [("user", "long answer please"), ("assistant", reply)]
         await comm.disconnect()
 
     run_sync(scenario)

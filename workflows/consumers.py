@@ -1,12 +1,13 @@
 """WebSocket consumers (DESIGN.md §5, §6; protocol in docs/streaming.md).
 
-- ``ThreadConsumer`` at ``ws/threads/<id>/``: a thread's events, unfiltered, for its owner only.
+- ``ThreadConsumer`` at ``ws/threads/<id>/`` and ``RunConsumer`` at ``ws/runs/<id>/``: a thread's
+  (or a run's) events, unfiltered, for its owner only.
 - ``WidgetConsumer`` at ``ws/widget/<public_key>/``: the embeddable widget's chat. Anonymous; the
   page's origin must be allowed; only the published version runs; a visitor sees what a visitor
   should (the reply's tokens, not intermediate models, internal errors or memory internals).
 
-Both listen to the thread's group only (``events.publish`` sends each event to the run's group and
-the thread's), so nothing arrives twice. Events are forwarded in the order the layer delivers them;
+Each listens to one group (``events.publish`` sends each event to the run's group and the
+thread's), so nothing arrives twice. Events are forwarded in the order the layer delivers them;
 a consumer handles one message at a time, so that order is kept on the socket.
 """
 
@@ -20,7 +21,6 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from . import events, selectors, widget
-from .models import Run
 
 logger = logging.getLogger("skein.realtime")
 
@@ -57,23 +57,26 @@ def same_origin(scope) -> bool:
     return normalized.split("://", 1)[1] == host.lower() or normalized in trusted
 
 
-class ThreadConsumer(AsyncJsonWebsocketConsumer):
-    """The owner's view of a thread: every event, as published."""
+class OwnerConsumer(AsyncJsonWebsocketConsumer):
+    """The owner's view of a thread or a run: every event, as published (session auth)."""
+
+    def subscription(self, user, object_id) -> str | None:
+        """The group to join, or None when ``user`` has no such object."""
+        raise NotImplementedError
 
     async def connect(self):
         user = self.scope.get("user")
-        thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
+        object_id = next(iter(self.scope["url_route"]["kwargs"].values()))
         if not same_origin(self.scope):
             await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
             return
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        thread = await database_sync_to_async(selectors.thread_get)(owner=user, thread_id=thread_id)
-        if thread is None:
+        self.group = await database_sync_to_async(self.subscription)(user, object_id)
+        if self.group is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.group = events.thread_group(thread_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
@@ -87,6 +90,20 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def skein_event(self, message):
         await self.send_json(message["event"])
+
+
+class ThreadConsumer(OwnerConsumer):
+    """``ws/threads/<id>/``: every run on the thread."""
+
+    def subscription(self, user, object_id):
+        return events.thread_group(object_id) if selectors.thread_get(owner=user, thread_id=object_id) else None
+
+
+class RunConsumer(OwnerConsumer):
+    """``ws/runs/<id>/``: one run, also one without a thread (manual, webhook, schedule)."""
+
+    def subscription(self, user, object_id):
+        return events.run_group(object_id) if selectors.run_get(owner=user, run_id=object_id) else None
 
 
 class WidgetConsumer(AsyncJsonWebsocketConsumer):
@@ -105,10 +122,11 @@ class WidgetConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self):
         self.group = None
         self.token = None
-        self.runs: dict[int, dict] = {}  # run id -> {"client_id", "reply_nodes"}
+        self.runs: dict[int, dict] = {}  # run id -> widget.run_marker()
         self.mine: set[str] = set()  # client ids this connection sent
         self.acknowledged: set[int] = set()
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[asyncio.Task] = set()  # strong references: the loop keeps only weak ones
+        self.closed = False
         key = self.scope["url_route"]["kwargs"]["public_key"]
         self.workflow = await database_sync_to_async(widget.workflow_by_key)(public_key=key)
         if self.workflow is None:
@@ -126,9 +144,10 @@ class WidgetConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ready", "data": widget.widget_config(workflow=self.workflow)})
 
     async def disconnect(self, code):
+        self.closed = True
         await self._subscribe(None)
-        for task in list(self.tasks):
-            task.cancel()  # the turn itself goes on; it only stops waiting for it
+        # Starts still in flight are left to finish: cancelling one would cancel the event send
+        # its turn is blocked in (asgiref propagates the cancellation) and break the turn.
 
     # --- from the client ------------------------------------------------------------------------
     async def receive_json(self, content, **kwargs):
@@ -171,13 +190,13 @@ class WidgetConsumer(AsyncJsonWebsocketConsumer):
         start = database_sync_to_async(widget.widget_run_start, thread_sensitive=False, executor=widget.turn_executor)
         try:
             run = await start(workflow=self.workflow, prepared=prepared)
-        except asyncio.CancelledError:
-            raise
         except Exception:
             logger.exception("widget %s: could not start a turn", self.workflow.public_key)
-            await self._error("internal", "The message could not be sent; please try again.", client_id=prepared.client_id)
+            if not self.closed:
+                await self._error("internal", "The message could not be sent; please try again.", client_id=prepared.client_id)
             return
-        await self._acknowledge(run.pk, prepared.client_id)
+        if not self.closed:
+            await self._acknowledge(run.pk, prepared.client_id)
 
     async def _acknowledge(self, run_id: int, client_id: str | None):
         if run_id in self.acknowledged:
@@ -229,20 +248,13 @@ class WidgetConsumer(AsyncJsonWebsocketConsumer):
         run_id = event["data"].get("run")
         info = self.runs.get(run_id)
         if info is None:
-            info = await database_sync_to_async(_run_info)(run_id)
+            info = await database_sync_to_async(widget.run_marker)(run_id=run_id)
             self.runs[run_id] = info
         if info["client_id"] in self.mine:
             await self._acknowledge(run_id, info["client_id"])  # before the run's first event
         visible = _for_visitor(event, info, self.token)
         if visible is not None:
             await self.send_json(visible)
-
-
-def _run_info(run_id: int) -> dict:
-    run = Run.objects.filter(pk=run_id).select_related("version").only("payload", "version__graph").first()
-    if run is None:
-        return {"client_id": None, "reply_nodes": set()}
-    return {"client_id": (run.payload or {}).get("client_id"), "reply_nodes": widget.reply_nodes(run.version.graph)}
 
 
 def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:

@@ -22,6 +22,9 @@ ROW = 220
 
 # The local model is small: short answers keep turns quick on a laptop CPU.
 REPLY_TOKENS = 200
+# The default summary prompt is written for capable models; a 135M model just continues the
+# transcript. This short one gets real summaries out of it ("In Lisbon, with a cat named Pixel.").
+SMALL_MODEL_SUMMARY_PROMPT = "Summarize the conversation in one or two short sentences. Keep names and facts about the user."
 BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|payment|payments|charge|charged|subscription|price|pricing|receipt|card)\b/"
 
 
@@ -139,7 +142,13 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
             _chatbot(
                 ref,
                 helpful + " Use the conversation summary and the recent messages.",
-                memory={"type": "memory.summary", "max_messages": 8, "keep_last": 4, "llm_source": "external"},
+                memory={
+                    "type": "memory.summary",
+                    "max_messages": 8,
+                    "keep_last": 4,
+                    "llm_source": "external",
+                    "summary_prompt": SMALL_MODEL_SUMMARY_PROMPT,
+                },
                 summarizer={**ref, "temperature": 0.2},
             ),
         ),

@@ -61,8 +61,12 @@ def _send(groups: list[str], message: dict) -> None:
             _LoopSender.for_layer(layer).put(groups, message)
         else:
             for group in groups:
+                # The in-memory layer (embedded mode) lives in this process: skip groups nobody
+                # listens to rather than spin up an event loop per event.
+                if hasattr(layer, "groups") and not layer.groups.get(group):
+                    continue
                 async_to_sync(layer.group_send)(group, message)
-    except Exception:  # a client that cannot be reached must never fail a turn
+    except (Exception, asyncio.CancelledError):  # a client that cannot be reached must never fail a turn
         logger.exception("could not send %s", message["event"]["type"])
 
 

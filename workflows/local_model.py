@@ -10,12 +10,13 @@ thread-safe, so generations are serialized by a lock: concurrent turns wait thei
 the call's timeout). Usage is counted with the model's own tokenizer; the cost is zero.
 
 Environment: ``SKEIN_LOCAL_MODEL_PATH`` (another GGUF file), ``SKEIN_LOCAL_MODEL_CTX`` (context
-window, default 4096), ``SKEIN_LOCAL_MODEL_THREADS`` (default: all cores),
-``SKEIN_LOCAL_MAX_TOKENS`` (reply length when a node sets none, default 512).
+window, default 2048), ``SKEIN_LOCAL_MODEL_THREADS`` (default: half the cores),
+``SKEIN_LOCAL_MAX_TOKENS`` (reply length when a node sets none, default 256).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import os
@@ -25,9 +26,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import litellm
-from litellm.llms.custom_llm import CustomLLM, CustomLLMError
-from litellm.types.utils import GenericStreamingChunk, ModelResponse
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-map download at import (DESIGN §8)
+import litellm  # noqa: E402
+from litellm.llms.custom_llm import CustomLLM, CustomLLMError  # noqa: E402
+from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
 
 logger = logging.getLogger("skein.local_model")
 
@@ -96,7 +98,7 @@ class LocalModel:
 
     @property
     def n_ctx(self) -> int:
-        return int(os.environ.get("SKEIN_LOCAL_MODEL_CTX", "4096"))
+        return int(os.environ.get("SKEIN_LOCAL_MODEL_CTX", "2048"))
 
     @property
     def loaded(self) -> bool:
@@ -108,7 +110,14 @@ class LocalModel:
         with self._load_lock:
             if self._llama is None:
                 self._llama = self._load()
+                atexit.register(self.close)  # free it before interpreter teardown (avoids noise from __del__)
         return self._llama
+
+    def close(self) -> None:
+        with self._load_lock, self._generate_lock:
+            llama, self._llama = self._llama, None
+            if llama is not None:
+                llama.close()
 
     def _load(self):
         try:
@@ -117,15 +126,22 @@ class LocalModel:
         except ImportError as exc:
             raise LocalModelUnavailable(f"llama-cpp-python is not installed ({exc}): pip install llama-cpp-python") from exc
         path = self._path or model_path()
-        threads = int(os.environ.get("SKEIN_LOCAL_MODEL_THREADS", "0")) or os.cpu_count() or 1
+        # Half the cores (as llama.cpp's own default): the web process and other work need the rest,
+        # and llama.cpp slows down sharply when its threads compete for busy cores.
+        threads = int(os.environ.get("SKEIN_LOCAL_MODEL_THREADS", "0")) or max(1, (os.cpu_count() or 2) // 2)
         started = time.monotonic()
-        llama = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
+        # flash_attn: without it this llama.cpp build evaluates a whole prompt in one batch wrongly for
+        # SmolLM2 (the first answer after a fresh prompt is gibberish; see tests/test_local_model.py).
+        llama = Llama(
+            model_path=str(path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads, flash_attn=True, verbose=False
+        )
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelUnavailable(f"{path.name} has no chat template")
         eos = llama._model.token_get_text(llama.token_eos())
         bos = llama._model.token_get_text(llama.token_bos()) if llama.token_bos() >= 0 else ""
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, stop_token_ids=[llama.token_eos()])
+        llama.create_completion(prompt="Hi", max_tokens=1)  # warm up (first evaluation pages the weights in)
         self.load_seconds = time.monotonic() - started
         logger.info("local model %s loaded in %.2fs (%d threads, context %d)", path.name, self.load_seconds, threads, self.n_ctx)
         return llama
@@ -137,18 +153,29 @@ class LocalModel:
         context is short, and a long conversation must keep working rather than fail."""
         messages = [{"role": m["role"], "content": _text(m.get("content"))} for m in messages]
         dropped = 0
+        estimated = None
         while True:
             formatted = self._formatter(messages=messages)
             tokens = llama.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
-            if len(tokens) + max_tokens <= self.n_ctx:
+            excess = len(tokens) + max_tokens - self.n_ctx
+            if excess <= 0:
                 break
             droppable = [i for i, m in enumerate(messages[:-1]) if m["role"] != "system"]
             if not droppable:
                 raise CustomLLMError(
                     400, f"the input ({len(tokens)} tokens) does not fit the local model's context window ({self.n_ctx})"
                 )
-            del messages[droppable[0]]
-            dropped += 1
+            if estimated is None:  # first overflow: drop what should be enough in one go, then verify
+                estimated, drop = 0, []
+                for i in droppable:
+                    if estimated >= excess:
+                        break
+                    estimated += len(llama.tokenize(messages[i]["content"].encode("utf-8"), add_bos=False)) + 4
+                    drop.append(i)
+            else:
+                drop = droppable[:1]
+            messages = [m for i, m in enumerate(messages) if i not in set(drop)]
+            dropped += len(drop)
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
         return tokens, stop, dropped
 
@@ -169,7 +196,7 @@ class LocalModel:
         stops generating and frees the model for the next caller."""
         result = result if result is not None else Generation()
         llama = self.load()
-        max_tokens = max_tokens or int(os.environ.get("SKEIN_LOCAL_MAX_TOKENS", "512"))
+        max_tokens = max_tokens or int(os.environ.get("SKEIN_LOCAL_MAX_TOKENS", "256"))
         max_tokens = min(max_tokens, self.n_ctx // 2)
         if not self._generate_lock.acquire(timeout=-1 if wait is None else max(wait, 0)):
             raise litellm.Timeout(

@@ -13,6 +13,7 @@ from . import events, llm
 from .engine.registry import NodeError
 from .engine.services import LLMResult, ModelRef
 from .models import Provider, Run, RunStep
+from .text import storable, storable_json
 
 logger = logging.getLogger("skein.runs")
 
@@ -80,13 +81,15 @@ class TurnRuntime:
         RunStep.objects.update_or_create(
             run=self.run,
             node=node_id,
-            defaults=dict(type=node_type, position=self._position, status=RunStep.Status.RUNNING, input=input_text, started=timezone.now()),
+            defaults=dict(
+                type=node_type, position=self._position, status=RunStep.Status.RUNNING, input=storable(input_text), started=timezone.now()
+            ),
         )
         self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
 
     def node_finished(self, node_id: str, node_type: str, output_text: str, details: dict, duration_ms: int) -> None:
         RunStep.objects.filter(run=self.run, node=node_id).update(
-            status=RunStep.Status.SUCCEEDED, output=output_text, details=details, duration_ms=duration_ms
+            status=RunStep.Status.SUCCEEDED, output=storable(output_text), details=storable_json(details), duration_ms=duration_ms
         )
         self._publish(
             events.NODE_FINISHED,
@@ -94,7 +97,9 @@ class TurnRuntime:
         )
 
     def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:
-        RunStep.objects.filter(run=self.run, node=node_id).update(status=RunStep.Status.FAILED, error=error, duration_ms=duration_ms)
+        RunStep.objects.filter(run=self.run, node=node_id).update(
+            status=RunStep.Status.FAILED, error=storable(error), duration_ms=duration_ms
+        )
         self._publish(
             events.NODE_FINISHED, {"node": node_id, "type": node_type, "status": "failed", "duration_ms": duration_ms, "error": error}
         )
@@ -102,7 +107,7 @@ class TurnRuntime:
     def warn(self, node_id: str | None, message: str) -> None:
         warning = {"node": node_id, "message": message}
         self.warnings.append(warning)
-        Run.objects.filter(pk=self.run.pk).update(warnings=self.warnings)
+        Run.objects.filter(pk=self.run.pk).update(warnings=storable_json(self.warnings))
         self._publish(events.MEMORY_WARNING, warning)
 
     def _publish(self, event_type: str, data: dict) -> None:

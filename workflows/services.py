@@ -19,6 +19,7 @@ from .engine.graph import Graph
 from .engine.registry import FlowValue
 from .engine.validation import Analysis, analyze, issue
 from .models import Message, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
+from .text import storable, storable_json
 
 logger = logging.getLogger("skein.runs")
 
@@ -296,11 +297,11 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
             turn = [{"role": role, "content": text} for role, text in (("user", run.input), ("assistant", reply)) if text]
             memory_services.history_append(history=history, messages=turn, run_id=run.pk)
         run.status = Run.Status.FAILED if error else Run.Status.SUCCEEDED
-        run.output = reply
-        run.error = error
+        run.output = storable(reply)
+        run.error = storable(error)
         run.finished = timezone.now()
         if runtime is not None:
-            run.warnings = runtime.warnings
+            run.warnings = storable_json(runtime.warnings)
             run.prompt_tokens = runtime.prompt_tokens
             run.completion_tokens = runtime.completion_tokens
             run.cost = runtime.cost
@@ -323,4 +324,4 @@ def _transcript_append(thread: Thread, *, run: Run, role: str, content: str) -> 
     locked = Thread.objects.select_for_update().get(pk=thread.pk)
     seq = locked.last_seq + 1
     Thread.objects.filter(pk=locked.pk).update(last_seq=seq, updated=timezone.now())
-    return Message.objects.create(thread_id=thread.pk, seq=seq, role=role, content=content, run=run)
+    return Message.objects.create(thread_id=thread.pk, seq=seq, role=role, content=storable(content), run=run)

@@ -21,7 +21,7 @@ def _redis():
 
 
 def _key(run_id: int) -> str:
-    return f"skein:run-done:{run_id}"
+    return f"{settings.SKEIN_NAMESPACE}:run-done:{run_id}"
 
 
 def signal_run_done(run_id: int) -> None:

@@ -18,7 +18,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -46,12 +45,6 @@ class WidgetError(Exception):
         self.message = message
         self.status = status
         self.retry_after = retry_after
-
-    def as_dict(self) -> dict:
-        data = {"code": self.code, "message": self.message}
-        if self.retry_after is not None:
-            data["retry_after"] = round(self.retry_after, 1)
-        return data
 
 
 # --- selectors ----------------------------------------------------------------------------------
@@ -106,11 +99,6 @@ def reply_nodes(graph: dict) -> set[str]:
     }
 
 
-def run_reply_nodes(*, run_id: int) -> set[str]:
-    run = Run.objects.filter(pk=run_id).select_related("version").only("version__graph").first()
-    return reply_nodes(run.version.graph) if run else set()
-
-
 # --- origins ------------------------------------------------------------------------------------
 _ORIGIN = re.compile(r"^(https?)://(\*\.)?([a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:(\d{1,5}))?$")
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
@@ -124,9 +112,9 @@ def origin_normalize(value: str) -> str:
     if not match:
         raise ValueError(f"'{value}' is not an origin: write scheme://host[:port], e.g. https://example.com")
     scheme, wildcard, host, port = match.group(1), match.group(2) or "", match.group(3), match.group(8)
-    if port and (int(port) > 65535 or port == _DEFAULT_PORTS[scheme]):
-        if int(port) > 65535:
-            raise ValueError(f"'{value}' has an invalid port")
+    if port and int(port) > 65535:
+        raise ValueError(f"'{value}' has an invalid port")
+    if port == _DEFAULT_PORTS[scheme]:
         port = None
     return f"{scheme}://{wildcard}{host}" + (f":{port}" if port else "")
 
@@ -202,7 +190,7 @@ def rate_limit_take(*, public_key: str, client: str) -> None:
     if burst <= 0 or per_minute <= 0:
         return
     rate = per_minute / 60.0
-    name = f"skein:widget-rate:{public_key}:{client}"
+    name = f"{settings.SKEIN_NAMESPACE}:widget-rate:{public_key}:{client}"
     now = time.time()
     if settings.FULL_MODE:
         allowed, wait = _redis_script()(keys=[name], args=[burst, rate, now])
@@ -341,7 +329,10 @@ def stream_run_start(*, version, thread: Thread, message: str, stream_id: str) -
 
 
 def run_marker(*, run_id: int) -> dict:
-    """The payload keys that tie a run to the connection that started it."""
-    run = Run.objects.filter(pk=run_id).only("payload").first()
-    payload = (run.payload or {}) if run else {}
-    return {"client_id": payload.get("client_id"), "stream": payload.get("stream")}
+    """What ties a run to the connection that started it (its payload's ``client_id`` or
+    ``stream``), and the nodes whose tokens are its reply."""
+    run = Run.objects.filter(pk=run_id).select_related("version").only("payload", "version__graph").first()
+    if run is None:
+        return {"client_id": None, "stream": None, "reply_nodes": set()}
+    payload = run.payload or {}
+    return {"client_id": payload.get("client_id"), "stream": payload.get("stream"), "reply_nodes": reply_nodes(run.version.graph)}

@@ -23,10 +23,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-# Playwright's sync API keeps an event loop running in the test thread; Django's ORM refuses to run
-# from a thread with a running loop unless told it is safe (it is: the loop is Playwright's own).
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 FRONTEND_INDEX = Path(__file__).resolve().parents[2] / "frontend" / "dist" / "index.html"
 
 
@@ -50,16 +46,28 @@ def loaded_urlconf():
     return get_resolver().url_patterns
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
+    """One browser per test module. Playwright's sync API keeps an event loop running in the test
+    thread while it lives, and Django's ORM refuses to run in a thread with a running loop unless
+    told it is safe (here it is: the loop is Playwright's). Both end with the module, so the other
+    test modules run without either."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium is missing at {CHROMIUM}: install Debian's package with `apt-get install -y chromium`", pytrace=False)
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 ARTIFACTS = Path(os.environ.get("SKEIN_BROWSER_ARTIFACTS", "/tmp/skein-browser-artifacts"))

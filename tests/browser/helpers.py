@@ -14,18 +14,20 @@ def log_in(page, username: str = USERNAME, password: str = PASSWORD) -> None:
     page.get_by_role("heading", name="Workflows", exact=True).wait_for()
 
 
-def api_post(page, path: str, body: dict) -> dict:
-    """POST through the logged-in browser session, as the front end does (session cookie + CSRF header)."""
+def api_call(page, method: str, path: str, body: dict | None = None) -> dict:
+    """A JSON request through the logged-in browser session, as the front end sends it (cookie + CSRF header)."""
     token = next((c["value"] for c in page.context.cookies() if c["name"] == "csrftoken"), "")
-    response = page.request.post(path, data=body, headers={"X-CSRFToken": token})
-    assert response.ok, f"POST {path} answered {response.status}: {response.text()}"
-    return response.json()
+    response = page.request.fetch(path, method=method, data=body, headers={"X-CSRFToken": token})
+    assert response.ok, f"{method} {path} answered {response.status}: {response.text()}"
+    return response.json() if response.text() else {}
+
+
+def api_post(page, path: str, body: dict) -> dict:
+    return api_call(page, "POST", path, body)
 
 
 def api_get(page, path: str) -> dict:
-    response = page.request.get(path)
-    assert response.ok, f"GET {path} answered {response.status}: {response.text()}"
-    return response.json()
+    return api_call(page, "GET", path)
 
 
 def drop_from_palette(page, node_type: str, x: float, y: float) -> None:

@@ -19,6 +19,15 @@ def wait_saved(page):
     expect(page.get_by_test_id("save-status")).to_have_attribute("data-status", "saved")
 
 
+def expect_node_error(page, node_id: str, text: str | None) -> None:
+    """After the autosave, the node shows the server's error containing `text` (None: no error)."""
+    wait_saved(page)
+    node = page.get_by_test_id(f"node-{node_id}")
+    expect(node).to_have_attribute("data-invalid", "false" if text is None else "true")
+    if text is not None:
+        expect(node.get_by_test_id("node-error")).to_contain_text(text)
+
+
 def test_build_test_and_transfer_a_summarizing_chatbot(page, browser_user, fake_llm, tmp_path):
     log_in(page)
     provider = api_post(
@@ -60,29 +69,21 @@ def test_build_test_and_transfer_a_summarizing_chatbot(page, browser_user, fake_
     wait_saved(page)
     expect(page.get_by_test_id("node-llm_1")).to_have_attribute("data-invalid", "false")
 
-    # A field error from the server shows next to the field and on the node; fixing it clears both.
+    # An out-of-range value is flagged at the field at once, and by the server on the node; fixing it clears both.
     page.locator('input[name="temperature"]').fill("5")
-    wait_saved(page)
-    llm_node = page.get_by_test_id("node-llm_1")
-    expect(llm_node).to_have_attribute("data-invalid", "true")
-    expect(llm_node.get_by_test_id("node-error")).to_contain_text("temperature")
-    expect(page.locator('[data-field="temperature"] .field-error')).to_contain_text("less than or equal to 2")
+    expect(page.locator('[data-field="temperature"] .field-error')).to_have_text("Must be at most 2")
+    expect_node_error(page, "llm_1", "less than or equal to 2")
     page.locator('input[name="temperature"]').fill("0.2")
-    wait_saved(page)
-    expect(llm_node).to_have_attribute("data-invalid", "false")
+    expect_node_error(page, "llm_1", None)
 
     # A graph error: an external summarizer needs a model on the llm port.
     select_node(page, "summary_1")
     page.locator('select[name="llm_source"]').select_option("external")
-    wait_saved(page)
-    summary_node = page.get_by_test_id("node-summary_1")
-    expect(summary_node).to_have_attribute("data-invalid", "true")
-    expect(summary_node.get_by_test_id("node-error")).to_contain_text("attach an llm.model node")
+    expect_node_error(page, "summary_1", "attach an llm.model node")
     expect(page.get_by_test_id("problems-pill")).to_contain_text("1 problem")
     page.locator('select[name="llm_source"]').select_option("from_parent")
     page.locator('input[name="keep_last"]').fill("4")
-    wait_saved(page)
-    expect(summary_node).to_have_attribute("data-invalid", "false")
+    expect_node_error(page, "summary_1", None)
     expect(page.get_by_test_id("problems-pill")).to_have_count(0)
 
     # Reload: everything is still there, on the server and in the editor.
@@ -106,9 +107,9 @@ def test_build_test_and_transfer_a_summarizing_chatbot(page, browser_user, fake_
 
     # Chat in the test panel: the reply appears and the nodes that ran turn green.
     page.get_by_role("tab", name="Test chat").click()
-    page.get_by_label("Message").fill("hello there")
-    page.get_by_role("button", name="Send").click()
-    expect(page.get_by_test_id("chat-assistant")).to_contain_text("echo: hello there")
+    page.get_by_role("textbox", name="Message", exact=True).fill("hello there")
+    page.get_by_role("button", name="Send", exact=True).click()
+    expect(page.get_by_test_id("chat-assistant")).to_contain_text("echo: hello there", timeout=60_000)
     for node_id in ("chat_1", "llm_1", "output_1"):
         expect(page.get_by_test_id(f"node-{node_id}")).to_have_attribute("data-run-status", "succeeded")
     expect(page.get_by_role("link", name="View trace →")).to_be_visible()

@@ -24,6 +24,7 @@ from workflows import events, selectors, widget
 from .workflows import _workflow
 
 HEARTBEAT_S = 15.0
+_starts: set[asyncio.Future] = set()
 TERMINAL = (events.RUN_FINISHED, events.RUN_FAILED)
 
 
@@ -122,6 +123,10 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
             version=version, thread=thread, message=message, stream_id=stream_id
         )
     )
+    # Never cancelled (a client that leaves must not break the turn: asgiref would cancel the event
+    # send the turn is blocked in) and strongly referenced until done.
+    _starts.add(start)
+    start.add_done_callback(_starts.discard)
     receive: asyncio.Future | None = None
     run_id: int | None = None
     owners: dict[int, bool] = {}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import auth, providers, runs, stream, threads, widget, workflows
+from . import auth, hooks, providers, runs, stream, threads, widget, workflows
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -20,6 +20,9 @@ urlpatterns = [
     path("workflows/<int:pk>/chat/stream/", stream.ChatStreamView.as_view()),
     path("workflows/<int:pk>/widget/", widget.WidgetSettingsView.as_view()),
     path("widget/<str:public_key>/", widget.WidgetPublicConfigView.as_view()),
+    path("workflows/<int:pk>/run/", workflows.ManualRunView.as_view()),
+    path("workflows/<int:pk>/webhooks/<str:node>/regenerate/", hooks.WebhookRegenerateView.as_view()),
+    path("hooks/<str:token>/", hooks.WebhookView.as_view()),
     path("runs/", runs.RunListView.as_view()),
     path("runs/<int:pk>/", runs.RunDetailView.as_view()),
     path("threads/<int:pk>/messages/", threads.ThreadMessagesView.as_view()),

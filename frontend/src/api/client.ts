@@ -59,7 +59,8 @@ export function describeError(status: number, body: unknown): string {
       .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : v}`);
     if (fieldMessages.length) return fieldMessages.join('; ');
   }
-  if (typeof body === 'string' && body.trim() && body.length < 300) return body;
+  if (typeof body === 'string' && body.trim() && body.length < 300 && !body.trimStart().startsWith('<')) return body;
+  if (status >= 500) return `The server failed to answer (${status}). Try again; if it keeps failing, check the server log.`;
   return `Request failed (${status})`;
 }
 
@@ -89,34 +90,46 @@ async function csrfToken(): Promise<string | null> {
   return token;
 }
 
-export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
+/** Sends a request with the session cookie and, for unsafe methods, the CSRF header. */
+export async function send(method: string, url: string, body?: unknown, accept = 'application/json'): Promise<Response> {
+  const headers: Record<string, string> = { Accept: accept };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (UNSAFE.has(method)) {
     const token = await csrfToken();
     if (token) headers['X-CSRFToken'] = token;
   }
-  const response = await fetch(url, {
+  return fetch(url, {
     method,
     headers,
     credentials: 'same-origin',
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+}
+
+async function readBody(response: Response): Promise<unknown> {
   const text = await response.text();
-  let parsed: unknown = null;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
-  if (response.ok) return parsed as T;
-  if (response.status === 409) throw new ConflictError(parsed);
+}
+
+/** The typed error for a failed response (ConflictError for 409); tells listeners when the session is gone. */
+export async function errorFrom(response: Response, url: string): Promise<ApiError> {
+  const parsed = await readBody(response);
+  if (response.status === 409) return new ConflictError(parsed);
   if ((response.status === 401 || response.status === 403) && !url.startsWith('/api/auth/') && isAuthFailure(parsed)) {
     unauthorizedListeners.forEach((listener) => listener());
   }
-  throw new ApiError(response.status, parsed);
+  return new ApiError(response.status, parsed);
+}
+
+export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const response = await send(method, url, body);
+  if (!response.ok) throw await errorFrom(response, url);
+  return (await readBody(response)) as T;
 }
 
 function isAuthFailure(body: unknown): boolean {

@@ -118,6 +118,9 @@ export interface ChatReply {
   thread: number;
   reply: string;
   warnings: RunWarning[];
+  /** Set by the blocking endpoints: a failed turn answers 200 with its error. */
+  status?: RunStatus;
+  error?: string;
 }
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
@@ -136,6 +139,7 @@ export interface RunStep {
 export interface RunSummary {
   id: number;
   workflow: number;
+  workflow_name?: string;
   status: RunStatus;
   trigger: string;
   thread: number | null;

@@ -1,3 +1,4 @@
+import type { Graph } from '../api/types';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mockFetch, nodeTypes, workflow } from '../test/fixtures';
 import { outputPorts } from './ports';
@@ -5,7 +6,7 @@ import { toGraph, useEditor } from './store';
 
 const s = () => useEditor.getState();
 
-function loadGraph(graph = { nodes: [], edges: [] } as Parameters<typeof workflow>[0]['graph']) {
+function loadGraph(graph: Graph = { nodes: [], edges: [] }) {
   s().setSpecs(nodeTypes);
   s().load(workflow({ graph }));
 }

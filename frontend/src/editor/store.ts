@@ -82,6 +82,8 @@ export interface EditorState {
   setIssues: (issues: ValidationIssue[]) => void;
   startRun: () => void;
   showRun: (run: Run, extraWarnings?: RunWarning[]) => void;
+  /** A live event of the running turn: a node started or finished, or a memory warned. */
+  nodeEvent: (node: string, change: { status?: NodeRunState['status']; error?: string; durationMs?: number; warning?: string }) => void;
   clearRun: () => void;
 }
 
@@ -435,6 +437,19 @@ export const useEditor = create<EditorState>()((set, get) => {
       }
       set({ runState, lastRunId: run.id });
     },
+
+    nodeEvent: (node, change) =>
+      set((s) => {
+        const current = s.runState[node] ?? { status: 'skipped' as const, warnings: [] };
+        const next: NodeRunState = {
+          ...current,
+          status: change.status ?? current.status,
+          error: change.error ?? current.error,
+          durationMs: change.durationMs ?? current.durationMs,
+          warnings: change.warning ? [...current.warnings, change.warning] : current.warnings,
+        };
+        return { runState: { ...s.runState, [node]: next } };
+      }),
 
     clearRun: () => set({ runState: {}, lastRunId: null }),
   };

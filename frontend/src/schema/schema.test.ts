@@ -37,7 +37,7 @@ describe('fieldsOf (pydantic v2 schemas)', () => {
     expect(seeds.widget).toBe('objectList');
     expect(seeds.itemFields!.map((f) => [f.name, f.widget, f.required])).toEqual([
       ['role', 'select', true],
-      ['content', 'text', true],
+      ['content', 'textarea', true],
     ]);
     const routes = field('router.llm', 'routes');
     expect(routes).toMatchObject({ widget: 'objectList', minItems: 1, maxItems: 50, hasDefault: false });

@@ -6,6 +6,7 @@ import type { JSONSchema } from '../api/types';
 export type Widget =
   | 'text'
   | 'prompt'
+  | 'textarea'
   | 'number'
   | 'integer'
   | 'boolean'
@@ -15,6 +16,8 @@ export type Widget =
   | 'objectList'
   | 'stringList'
   | 'json';
+
+const LONG_TEXT = 2000;
 
 export interface FieldSpec {
   name: string;
@@ -92,7 +95,9 @@ function widgetFor(name: string, schema: JSONSchema, root: JSONSchema): Pick<Fie
   if (schema.const !== undefined) return { widget: 'select', options: [schema.const] };
   switch (schema.type) {
     case 'string':
-      return { widget: schema.format === 'prompt' ? 'prompt' : 'text' };
+      if (schema.format === 'prompt') return { widget: 'prompt' };
+      // Long free text (message contents, descriptions) gets a plain multi-line box.
+      return { widget: (schema.maxLength ?? 0) >= LONG_TEXT ? 'textarea' : 'text' };
     case 'integer':
       return { widget: 'integer' };
     case 'number':
@@ -161,7 +166,7 @@ export function newItem(field: FieldSpec, existing: unknown[], hint?: string): u
   for (const sub of field.itemFields ?? []) {
     if (sub.hasDefault) item[sub.name] = clone(sub.default);
     else if (sub.widget === 'select' && sub.options?.length) item[sub.name] = sub.options[0];
-    else if (sub.widget === 'text' || sub.widget === 'prompt') item[sub.name] = '';
+    else if (sub.widget === 'text' || sub.widget === 'textarea' || sub.widget === 'prompt') item[sub.name] = '';
   }
   if (field.itemFields?.some((f) => f.name === 'name')) {
     const taken = new Set(existing.map((e) => (e as Record<string, unknown>)?.name));

@@ -1,0 +1,253 @@
+import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, ApiError } from '../api/client';
+import type { Provider } from '../api/types';
+import { Link } from '../router';
+import { TopBar } from '../ui/AppShell';
+import { ErrorState } from '../ui/States';
+import { toast } from '../ui/toast';
+import { download, exportFilename, toExport } from '../workflows/transfer';
+import { Canvas, FIT_OPTIONS } from './Canvas';
+import { registerNodeTypes } from './GenericNode';
+import { useAutosave, useEditorShortcuts, saveNow } from './hooks';
+import { Inspector } from './Inspector';
+import { Palette } from './Palette';
+import { saveStatus, toGraph, useEditor } from './store';
+import { TestPanel } from './TestPanel';
+import { httpTransport, TurnFailedError } from '../chat/transport';
+
+type Loaded = { status: 'loading' } | { status: 'ready' } | { status: 'error'; error: Error };
+
+export function EditorPage({ workflowId }: { workflowId: number }) {
+  const [loaded, setLoaded] = useState<Loaded>({ status: 'loading' });
+  const [providers, setProviders] = useState<Provider[]>([]);
+
+  const load = useCallback(async () => {
+    setLoaded({ status: 'loading' });
+    try {
+      const [specs, workflow, providerList] = await Promise.all([
+        api.nodeTypes(),
+        api.workflow(workflowId),
+        api.providers().catch(() => [] as Provider[]),
+      ]);
+      registerNodeTypes([...specs.map((s) => s.type), ...(workflow.graph?.nodes ?? []).map((n) => n.type)]);
+      useEditor.getState().setSpecs(specs);
+      useEditor.getState().load(workflow);
+      setProviders(providerList);
+      setLoaded({ status: 'ready' });
+      // `?run=12` (from a run trace): light the nodes up as that run left them.
+      const runParam = Number(new URLSearchParams(window.location.search).get('run'));
+      if (runParam) {
+        api.run(runParam).then((run) => useEditor.getState().showRun(run), () => toast('Could not load that run.', 'error'));
+      }
+    } catch (error) {
+      setLoaded({ status: 'error', error: error as Error });
+    }
+  }, [workflowId]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  if (loaded.status !== 'ready') {
+    return (
+      <div className="app">
+        <TopBar />
+        <main className="page">
+          {loaded.status === 'loading' ? (
+            <div className="page-loading">Opening workflow…</div>
+          ) : (
+            <ErrorState
+              error={loaded.error instanceof ApiError && loaded.error.status === 404 ? new Error('This workflow does not exist (or is not yours).') : loaded.error}
+              onRetry={() => void load()}
+            />
+          )}
+        </main>
+      </div>
+    );
+  }
+  return (
+    <ReactFlowProvider>
+      <Editor workflowId={workflowId} providers={providers} onReload={load} />
+    </ReactFlowProvider>
+  );
+}
+
+function Editor({ workflowId, providers, onReload }: { workflowId: number; providers: Provider[]; onReload: () => Promise<void> }) {
+  useAutosave();
+  useEditorShortcuts();
+  const specs = useEditor((s) => s.specs);
+  const addNode = useEditor((s) => s.addNode);
+  const selectedId = useEditor((s) => (s.nodes.filter((n) => n.selected).length === 1 ? s.nodes.find((n) => n.selected)!.id : null));
+  const issueCount = useEditor((s) => s.issues.length);
+  const [tab, setTab] = useState<'inspect' | 'test'>('inspect');
+  const { screenToFlowPosition } = useReactFlow();
+  const canvasRef = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (selectedId) setTab('inspect');
+  }, [selectedId]);
+
+  const addAtCenter = (type: string) => {
+    const box = canvasRef.current?.getBoundingClientRect();
+    const center = box ? screenToFlowPosition({ x: box.left + box.width / 2, y: box.top + box.height / 2 }) : { x: 0, y: 0 };
+    const jitter = (useEditor.getState().nodes.length % 5) * 24;
+    addNode(type, { x: center.x - 120 + jitter, y: center.y - 40 + jitter });
+  };
+
+  return (
+    <div className="editor">
+      <TopBar>
+        <EditorToolbar workflowId={workflowId} />
+      </TopBar>
+      <ConflictBanner onReload={onReload} />
+      <div className="editor-body">
+        <Palette specs={Object.values(specs)} onAdd={addAtCenter} />
+        <div className="canvas-wrap" ref={canvasRef}>
+          <Canvas />
+          {issueCount > 0 && (
+            <button className="problems-pill" onClick={() => { useEditor.getState().selectOnly([]); setTab('inspect'); }} data-testid="problems-pill">
+              ⚠ {issueCount} problem{issueCount === 1 ? '' : 's'}
+            </button>
+          )}
+        </div>
+        <aside className="side-panel">
+          <div className="tabs" role="tablist">
+            <button role="tab" aria-selected={tab === 'inspect'} className={tab === 'inspect' ? 'active' : ''} onClick={() => setTab('inspect')}>
+              {selectedId ? 'Node' : 'Workflow'}
+            </button>
+            <button role="tab" aria-selected={tab === 'test'} className={tab === 'test' ? 'active' : ''} onClick={() => setTab('test')}>
+              Test chat
+            </button>
+          </div>
+          <div className="tab-body" hidden={tab !== 'inspect'}>
+            <Inspector providers={providers} />
+          </div>
+          <div className="tab-body tab-body-chat" hidden={tab !== 'test'}>
+            <TestPanel workflowId={workflowId} />
+          </div>
+        </aside>
+      </div>
+    </div>
+  );
+}
+
+const STATUS_TEXT = { saved: 'Saved', unsaved: 'Unsaved changes', saving: 'Saving…', error: 'Save failed', conflict: 'Changed elsewhere' };
+
+function EditorToolbar({ workflowId }: { workflowId: number }) {
+  const name = useEditor((s) => s.name);
+  const publishedVersion = useEditor((s) => s.publishedVersion);
+  const canUndo = useEditor((s) => s.past.length > 0);
+  const canRedo = useEditor((s) => s.future.length > 0);
+  const hasManualTrigger = useEditor((s) => s.nodes.some((n) => n.type === 'trigger.manual'));
+  const { setName, undo, redo } = useEditor.getState();
+  const status = useEditor((s) => saveStatus(s));
+  const { fitView } = useReactFlow();
+  const [publishing, setPublishing] = useState(false);
+
+  const publish = async () => {
+    setPublishing(true);
+    try {
+      if (!(await useEditor.getState().save())) {
+        toast('Save the draft before publishing.', 'error');
+        return;
+      }
+      const { version } = await api.publish(workflowId);
+      useEditor.setState({ publishedVersion: version });
+      toast(`Published version ${version}. Webhooks, schedules and the widget now run it.`, 'success', 5000);
+    } catch (error) {
+      if (error instanceof ApiError && error.issues.length) {
+        useEditor.getState().setIssues(error.issues);
+        useEditor.getState().selectOnly([]);
+        toast(`Fix ${error.issues.length} problem${error.issues.length === 1 ? '' : 's'} before publishing.`, 'error', 6000);
+      } else toast((error as Error).message, 'error');
+    } finally {
+      setPublishing(false);
+    }
+  };
+
+  const [running, setRunning] = useState(false);
+  /** The Run button: saves, runs the draft from its manual trigger with the trigger's input, lights up the nodes. */
+  const runManual = async () => {
+    setRunning(true);
+    const editor = useEditor.getState();
+    try {
+      if (!(await editor.save())) {
+        toast('Save the draft before running it.', 'error');
+        return;
+      }
+      editor.startRun();
+      const reply = await httpTransport(workflowId, 'manual').send('', { thread: null });
+      editor.showRun(await api.run(reply.run), reply.warnings);
+      toast(`Run finished: ${reply.reply.slice(0, 120) || '(empty output)'}`, 'success', 6000);
+    } catch (error) {
+      if (error instanceof TurnFailedError && error.run) editor.showRun(await api.run(error.run));
+      if (error instanceof ApiError && error.issues.length) editor.setIssues(error.issues);
+      toast(`Run failed: ${(error as Error).message}`, 'error', 6000);
+    } finally {
+      setRunning(false);
+    }
+  };
+
+  const exportDraft = () => {
+    const s = useEditor.getState();
+    download(exportFilename(s.name), toExport({ name: s.name, graph: toGraph(s.nodes, s.edges) }));
+  };
+
+  return (
+    <div className="editor-toolbar">
+      <Link to="/" className="crumb">Workflows</Link>
+      <span className="crumb-sep">/</span>
+      <input className="name-input" aria-label="Workflow name" value={name} onChange={(e) => setName(e.target.value)} size={Math.max(8, Math.min(name.length + 1, 36))} />
+      <span className={`save-status save-${status}`} data-testid="save-status" data-status={status}>
+        {status === 'error' ? (
+          <button className="link-button" onClick={() => void saveNow()} title={useEditor.getState().saveError ?? ''}>
+            Save failed · retry
+          </button>
+        ) : (
+          STATUS_TEXT[status]
+        )}
+      </span>
+      <div className="toolbar-spacer" />
+      <div className="toolbar-group">
+        <button className="btn btn-ghost btn-icon" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)" aria-label="Undo">↶</button>
+        <button className="btn btn-ghost btn-icon" onClick={redo} disabled={!canRedo} title="Redo (Ctrl+Shift+Z)" aria-label="Redo">↷</button>
+        <button className="btn btn-ghost btn-sm" onClick={() => void fitView({ ...FIT_OPTIONS, duration: 250 })} title="Fit the whole workflow in view">Fit view</button>
+      </div>
+      <div className="toolbar-group">
+        <button className="btn btn-ghost btn-sm" onClick={exportDraft}>Export</button>
+        <Link className="btn btn-ghost btn-sm" to={`/workflows/${workflowId}/runs`}>Runs</Link>
+        {hasManualTrigger && (
+          <button className="btn btn-sm" onClick={() => void runManual()} disabled={running || status === 'conflict'} title="Run the draft from its Manual run trigger, with the trigger's input">
+            {running ? 'Running…' : '▶ Run'}
+          </button>
+        )}
+        <button className="btn btn-primary btn-sm" onClick={() => void publish()} disabled={publishing || status === 'conflict'}>
+          {publishing ? 'Publishing…' : publishedVersion ? `Publish (live: v${publishedVersion})` : 'Publish'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function ConflictBanner({ onReload }: { onReload: () => Promise<void> }) {
+  const conflict = useEditor((s) => s.conflict);
+  if (!conflict) return null;
+  const keepCopy = () => {
+    const s = useEditor.getState();
+    download(exportFilename(`${s.name} (my edits)`), toExport({ name: `${s.name} (my edits)`, graph: toGraph(s.nodes, s.edges) }));
+  };
+  return (
+    <div className="conflict-banner" role="alert" data-testid="conflict-banner">
+      <div>
+        <b>This workflow was changed somewhere else</b>
+        {conflict.revision ? ` (now revision ${conflict.revision})` : ''}. Your latest edits here are <b>not saved</b>, and
+        nothing was overwritten. Reload to continue from the saved version.
+      </div>
+      <div className="button-row">
+        <button className="btn btn-sm" onClick={keepCopy}>Download my edits</button>
+        <button className="btn btn-primary btn-sm" onClick={() => void onReload()}>Reload latest</button>
+      </div>
+    </div>
+  );
+}

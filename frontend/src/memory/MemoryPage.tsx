@@ -1,0 +1,142 @@
+// Memory inspector for a thread: the transcript (never trimmed) beside each memory history as
+// the model will see it next (summary, kept messages, token counts), with edit-and-replace.
+import { useState } from 'react';
+import { api } from '../api/client';
+import type { MemoryHistory, MemoryMessage } from '../api/types';
+import { formatDateTime } from '../ui/format';
+import { EmptyState, ErrorState } from '../ui/States';
+import { toast } from '../ui/toast';
+import { useAsync } from '../ui/useAsync';
+
+const ROLES = ['system', 'user', 'assistant'];
+
+export function MemoryPage({ threadId }: { threadId: number }) {
+  const memory = useAsync(() => api.threadMemory(threadId), [threadId]);
+  const transcript = useAsync(() => api.threadMessages(threadId), [threadId]);
+
+  return (
+    <div className="memory-page">
+      <div className="page-header">
+        <div>
+          <h1>Thread #{threadId} · memory</h1>
+          <p className="muted">What each memory will send to its model next turn, next to the full transcript.</p>
+        </div>
+        <div className="page-actions">
+          <button className="btn btn-sm" onClick={() => { void memory.reload(); void transcript.reload(); }}>Refresh</button>
+        </div>
+      </div>
+      <div className="memory-layout">
+        <section className="memory-histories" aria-label="Memory histories">
+          {memory.error && <ErrorState error={memory.error} onRetry={() => void memory.reload()} />}
+          {memory.data && memory.data.length === 0 && (
+            <EmptyState title="No memory in this thread">
+              Attach a memory node (buffer, window or summarizing) to an LLM's diamond <b>memory</b> port, then chat again.
+            </EmptyState>
+          )}
+          {memory.data?.map((history) => (
+            <HistoryCard key={history.name} threadId={threadId} history={history} onReplaced={() => void memory.reload()} />
+          ))}
+        </section>
+        <section className="transcript" aria-label="Transcript">
+          <h2 className="section-title">Transcript</h2>
+          <p className="muted small">Everything the participant and the bot said. Memory strategies never delete from it.</p>
+          {transcript.error && <ErrorState error={transcript.error} />}
+          {transcript.data?.length === 0 && <p className="muted">No messages yet.</p>}
+          {transcript.data?.map((m, i) => (
+            <div key={i} className={`transcript-msg transcript-${m.role}`}>
+              <div className="transcript-meta">
+                <b>{m.role}</b> <span className="muted small">{formatDateTime(m.created)}</span>
+              </div>
+              <div className="transcript-text">{m.content}</div>
+            </div>
+          ))}
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function HistoryCard({ threadId, history, onReplaced }: { threadId: number; history: MemoryHistory; onReplaced: () => void }) {
+  const [editing, setEditing] = useState<MemoryMessage[] | null>(null);
+  const [saving, setSaving] = useState(false);
+
+  const replace = async () => {
+    if (!editing) return;
+    if (history.summary && !window.confirm('Replacing the history resets its summary. Continue?')) return;
+    setSaving(true);
+    try {
+      await api.replaceMemory(threadId, history.name, editing.map(({ role, content }) => ({ role, content })));
+      toast(`Replaced “${history.name}” (${editing.length} messages)`, 'success');
+      setEditing(null);
+      onReplaced();
+    } catch (error) {
+      toast((error as Error).message, 'error');
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const change = (index: number, patch: Partial<MemoryMessage>) =>
+    setEditing((list) => list!.map((m, i) => (i === index ? { ...m, ...patch } : m)));
+
+  return (
+    <article className="history-card" data-testid={`memory-${history.name}`}>
+      <header>
+        <div>
+          <h3>{history.name}</h3>
+          <div className="muted small">
+            {history.history} history{history.node ? <> · node <code>{history.node}</code></> : null} · {history.messages.length} messages ·{' '}
+            {history.token_count} tokens
+          </div>
+        </div>
+        {editing ? (
+          <div className="button-row">
+            <button className="btn btn-sm" onClick={() => setEditing(null)} disabled={saving}>Cancel</button>
+            <button className="btn btn-primary btn-sm" onClick={() => void replace()} disabled={saving}>
+              {saving ? 'Replacing…' : 'Replace history'}
+            </button>
+          </div>
+        ) : (
+          <button className="btn btn-sm" onClick={() => setEditing(history.messages.map((m) => ({ ...m })))}>Edit</button>
+        )}
+      </header>
+
+      {history.summary && !editing && (
+        <div className="summary-box">
+          <div className="muted small">Running summary (sent before the kept messages)</div>
+          <p>{history.summary}</p>
+        </div>
+      )}
+
+      {editing ? (
+        <div className="memory-edit">
+          {editing.map((m, i) => (
+            <div key={i} className="memory-edit-row">
+              <select value={m.role} onChange={(e) => change(i, { role: e.target.value })} aria-label={`Role of message ${i + 1}`}>
+                {ROLES.map((r) => <option key={r}>{r}</option>)}
+              </select>
+              <textarea rows={2} value={m.content} onChange={(e) => change(i, { content: e.target.value })} aria-label={`Message ${i + 1}`} />
+              <button className="btn btn-ghost btn-icon" aria-label={`Remove message ${i + 1}`} onClick={() => setEditing(editing.filter((_, j) => j !== i))}>✕</button>
+            </div>
+          ))}
+          <button className="btn btn-sm" onClick={() => setEditing([...editing, { role: 'user', content: '' }])}>+ Add message</button>
+          <p className="muted small">Replacing sets exactly these messages as the history and clears the summary. The transcript is not changed.</p>
+        </div>
+      ) : history.messages.length === 0 ? (
+        <p className="muted small">Empty.</p>
+      ) : (
+        <table className="table memory-table">
+          <tbody>
+            {history.messages.map((m, i) => (
+              <tr key={i}>
+                <td className={`role role-${m.role}`}>{m.role}</td>
+                <td className="memory-content">{m.content}</td>
+                <td className="muted small num">{m.token_count ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </article>
+  );
+}

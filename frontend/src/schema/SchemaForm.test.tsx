@@ -1,0 +1,122 @@
+import { fireEvent, render, screen, within } from '@testing-library/react';
+import { useState } from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import type { NodeParams, ValidationIssue } from '../api/types';
+import { spec } from '../test/fixtures';
+import { defaultsFor } from './schema';
+import { SchemaForm, unplacedIssues } from './SchemaForm';
+
+const providers = [
+  { id: 4, name: 'Fake', kind: 'openai_compatible', api_base: 'http://127.0.0.1:9/v1', has_api_key: true },
+  { id: 9, name: 'Team OpenAI', kind: 'openai', api_base: '', has_api_key: true },
+];
+
+/** The form wired like the inspector: patches are merged into the params it shows. */
+function Harness({ type, initial, issues = [], onPatch }: { type: string; initial?: NodeParams; issues?: ValidationIssue[]; onPatch: (p: NodeParams) => void }) {
+  const [value, setValue] = useState<NodeParams>(initial ?? defaultsFor(spec(type).params_schema));
+  return (
+    <SchemaForm
+      schema={spec(type).params_schema}
+      value={value}
+      issues={issues}
+      context={{ providers, modelSuggestions: ['gpt-4o-mini', 'gpt-4o'] }}
+      onChange={(patch) => {
+        onPatch(patch);
+        setValue((v) => ({ ...v, ...patch }));
+      }}
+    />
+  );
+}
+
+const byName = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLInputElement;
+
+describe('SchemaForm', () => {
+  it('renders the llm params with the right controls', () => {
+    render(<Harness type="llm" onPatch={() => {}} />);
+    expect(byName('model').getAttribute('list')).toBeTruthy();
+    const options = [...document.querySelectorAll(`#${CSS.escape(byName('model').getAttribute('list')!)} option`)].map((o) => o.getAttribute('value'));
+    expect(options).toEqual(['gpt-4o-mini', 'gpt-4o']);
+    expect(byName('system_prompt').tagName).toBe('TEXTAREA');
+    expect(byName('temperature')).toMatchObject({ type: 'number', min: '0', max: '2', value: '0.7' });
+    const provider = byName('provider') as unknown as HTMLSelectElement;
+    expect([...provider.options].map((o) => o.text)).toEqual(['Environment keys (no provider)', 'Fake · openai compatible', 'Team OpenAI · openai']);
+  });
+
+  it('sends typed values: provider ids as numbers, cleared optional numbers as null', () => {
+    const onPatch = vi.fn();
+    render(<Harness type="llm" initial={{ model: 'gpt-4o-mini', max_tokens: 100 }} onPatch={onPatch} />);
+    fireEvent.change(byName('provider'), { target: { value: '9' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ provider: 9 });
+    fireEvent.change(byName('max_tokens'), { target: { value: '' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ max_tokens: null });
+    fireEvent.change(byName('temperature'), { target: { value: '1.5' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ temperature: 1.5 });
+    fireEvent.change(byName('model'), { target: { value: 'claude-sonnet-4-0' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ model: 'claude-sonnet-4-0' });
+  });
+
+  it('shows local bound errors and server errors next to their field', () => {
+    const issues = [
+      { node: 'llm_1', field: 'max_tokens', message: 'Input should be greater than or equal to 1' },
+      { node: 'llm_1', field: 'temperature', message: 'Input should be less than or equal to 2' },
+    ];
+    render(<Harness type="llm" initial={{ temperature: 7, max_tokens: 5 }} issues={issues} onPatch={() => {}} />);
+    // A local check answers first, in plain words; the server's message shows where the form cannot know.
+    const temperature = document.querySelector('[data-field="temperature"]') as HTMLElement;
+    expect(within(temperature).getByRole('alert')).toHaveTextContent(/^Must be at most 2$/);
+    expect(byName('temperature')).toHaveAttribute('aria-invalid', 'true');
+    const maxTokens = document.querySelector('[data-field="max_tokens"]') as HTMLElement;
+    expect(within(maxTokens).getByRole('alert')).toHaveTextContent('Input should be greater than or equal to 1');
+  });
+
+  it('edits a router\'s routes as a list, with errors on the item field', () => {
+    const onPatch = vi.fn();
+    const issues = [{ node: 'r', field: 'routes.1.name', message: 'route names must be unique' }];
+    render(
+      <Harness
+        type="router.llm"
+        initial={{ routes: [{ name: 'general', description: '' }, { name: 'general', description: '' }], default_route: 'general' }}
+        issues={issues}
+        onPatch={onPatch}
+      />,
+    );
+    expect(byName('routes.0.name').value).toBe('general');
+    const second = document.querySelector('[data-field="routes.1.name"]') as HTMLElement;
+    expect(within(second).getByRole('alert')).toHaveTextContent('route names must be unique');
+
+    fireEvent.click(screen.getByRole('button', { name: '+ Add route' }));
+    expect(onPatch).toHaveBeenLastCalledWith({
+      routes: [{ name: 'general', description: '' }, { name: 'general', description: '' }, { name: 'route_3', description: '' }],
+    });
+    fireEvent.change(byName('routes.1.name'), { target: { value: 'billing' } });
+    expect(onPatch.mock.lastCall![0].routes[1]).toEqual({ name: 'billing', description: '' });
+    const defaultRoute = byName('default_route') as unknown as HTMLSelectElement;
+    expect([...defaultRoute.options].map((o) => o.value)).toEqual(['general', 'billing', 'route_3']);
+    fireEvent.click(screen.getByRole('button', { name: 'Remove route 1' }));
+    expect(onPatch.mock.lastCall![0].routes.map((r: { name: string }) => r.name)).toEqual(['billing', 'route_3']);
+  });
+
+  it('keeps the last route of a router (minItems) and edits seed messages', () => {
+    const onPatch = vi.fn();
+    render(<Harness type="router.static" onPatch={onPatch} />);
+    expect(screen.getByRole('button', { name: 'Remove route 1' })).toBeDisabled();
+
+    render(<Harness type="memory.window" onPatch={onPatch} />);
+    fireEvent.click(screen.getByRole('button', { name: '+ Add seed message' }));
+    expect(onPatch).toHaveBeenLastCalledWith({ seed_messages: [{ role: 'system', content: '' }] });
+    fireEvent.change(byName('seed_messages.0.role'), { target: { value: 'user' } });
+    fireEvent.change(byName('seed_messages.0.content'), { target: { value: 'Hi!' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ seed_messages: [{ role: 'user', content: 'Hi!' }] });
+    fireEvent.click(byName('emit_messages'));
+    expect(onPatch).toHaveBeenLastCalledWith({ emit_messages: true });
+  });
+
+  it('leaves issues that no field shows to the panel', () => {
+    const issues = [
+      { node: 'm', field: 'llm', message: 'attach an llm.model node' },
+      { node: 'm', field: null, message: 'keep_last must be smaller than max_messages' },
+      { node: 'm', field: 'keep_last', message: 'too big' },
+    ];
+    expect(unplacedIssues(spec('memory.summary').params_schema, issues).map((i) => i.field)).toEqual(['llm', null]);
+  });
+});

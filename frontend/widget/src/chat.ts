@@ -1,0 +1,304 @@
+// The chat view: a log of messages, suggested questions, a composer and a "new conversation"
+// button, driven by a Transport. Vanilla DOM; text is only ever set as text, never as HTML.
+
+import type { ServerEvent, Status, Theme, Transport } from './protocol';
+import { Conversation, type Message } from './state';
+import { STYLES } from './styles';
+
+export interface ChatOptions {
+  transport: Transport;
+  theme?: Theme;
+  /** localStorage key that keeps the thread across reloads; null: do not keep it. */
+  storageKey?: string | null;
+  /** Render inside a shadow root of its own (default), isolated from the page's styles. */
+  shadow?: boolean;
+  /** Show a close button that calls this. */
+  onClose?: () => void;
+  /** The server's theme defaults arrived (the widget socket sends them). */
+  onReady?: (theme: Theme) => void;
+  onThread?: (thread: string | null) => void;
+}
+
+export interface ChatHandle {
+  send(text: string): void;
+  newConversation(): void;
+  setTheme(theme: Theme): void;
+  focus(): void;
+  /** Show a refusal (e.g. this page's origin is not allowed) and disable the composer. */
+  disable(message: string): void;
+  readonly thread: string | null;
+  readonly titleId: string;
+  destroy(): void;
+}
+
+let instances = 0;
+
+const storage = {
+  get(key: string | null | undefined): string | null {
+    try {
+      return key ? localStorage.getItem(key) : null;
+    } catch {
+      return null;
+    }
+  },
+  set(key: string | null | undefined, value: string | null) {
+    try {
+      if (key) value ? localStorage.setItem(key, value) : localStorage.removeItem(key);
+    } catch {
+      /* storage blocked: the conversation lasts as long as the page */
+    }
+  },
+};
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function newId(): string {
+  return globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandle {
+  const n = ++instances;
+  const titleId = `skein-title-${n}`;
+  let root: HTMLElement | ShadowRoot = element;
+  if (options.shadow !== false) {
+    const host = el('div');
+    element.appendChild(host);
+    root = host.attachShadow({ mode: 'open' });
+    root.appendChild(el('style', {}, STYLES));
+  }
+  let theme: Theme = { ...options.theme };
+  const state = new Conversation();
+  state.thread = storage.get(options.storageKey);
+  let online = false;
+  let everOnline = false;
+  let disabled = '';
+
+  // --- the DOM ---
+  const chat = el('section', { class: 'chat', 'aria-labelledby': titleId });
+  const header = el('header');
+  const title = el('h2', { id: titleId });
+  const fresh = el('button', { type: 'button', class: 'icon', 'aria-label': 'New conversation', title: 'New conversation' }, '↻');
+  header.append(title, fresh);
+  if (options.onClose) {
+    const close = el('button', { type: 'button', class: 'icon', 'aria-label': 'Close chat', title: 'Close' }, '×');
+    close.onclick = () => options.onClose?.();
+    header.append(close);
+  }
+  const log = el('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation', tabindex: '0' });
+  const welcome = el('div', { class: 'msg assistant welcome' });
+  const starters = el('div', { class: 'starters', role: 'group', 'aria-label': 'Suggested questions' });
+  const status = el('p', { class: 'status', role: 'status' });
+  const form = el('form', { class: 'composer' });
+  const inputId = `skein-input-${n}`;
+  const label = el('label', { for: inputId, class: 'sr' }, 'Message');
+  const input = el('textarea', { id: inputId, rows: '1', maxlength: '4000' });
+  const sendButton = el('button', { type: 'submit', class: 'send', 'aria-label': 'Send message' }, '➤');
+  form.append(label, input, sendButton);
+  chat.append(header, log, starters, status, form);
+  root.appendChild(chat);
+  const bubbles = new Map<number, HTMLElement>();
+
+  // --- rendering ---
+  function applyTheme() {
+    title.textContent = theme.title || 'Chat';
+    input.placeholder = theme.placeholder || 'Type a message…';
+    welcome.textContent = theme.welcome || '';
+    renderAll();
+  }
+
+  function bubble(message: Message): HTMLElement {
+    let node = bubbles.get(message.id);
+    if (!node) {
+      node = el('div');
+      node.append(el('span', { class: 'sr' }), el('span', { class: 'text' }));
+      bubbles.set(message.id, node);
+    }
+    node.className = `msg ${message.role}${message.streaming ? ' streaming' : ''}${message.unsent ? ' unsent' : ''}`;
+    node.setAttribute('aria-busy', message.streaming ? 'true' : 'false');
+    (node.firstChild as HTMLElement).textContent = message.role === 'user' ? 'You: ' : message.role === 'error' ? 'Error: ' : `${theme.title || 'Assistant'}: `;
+    (node.lastChild as HTMLElement).textContent = message.content;
+    return node;
+  }
+
+  function keepScrolled(change: () => void) {
+    const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+    change();
+    if (nearBottom) log.scrollTop = log.scrollHeight;
+  }
+
+  function renderAll() {
+    keepScrolled(renderLog);
+  }
+
+  function renderLog() {
+    const wanted: Node[] = theme.welcome ? [welcome] : [];
+    const live = new Set<number>();
+    for (const message of state.messages) {
+      live.add(message.id);
+      wanted.push(bubble(message));
+    }
+    for (const id of [...bubbles.keys()]) if (!live.has(id)) bubbles.delete(id);
+    // Move only what is out of place, so a screen reader announces only new messages.
+    wanted.forEach((node, index) => {
+      if (log.childNodes[index] !== node) log.insertBefore(node, log.childNodes[index] ?? null);
+    });
+    while (log.childNodes.length > wanted.length) log.lastChild?.remove();
+
+    starters.replaceChildren();
+    if (!state.messages.length && !disabled) {
+      for (const question of theme.starters ?? []) {
+        const button = el('button', { type: 'button', class: 'starter' }, question);
+        button.onclick = () => send(question);
+        starters.append(button);
+      }
+    }
+    const busy = state.busy();
+    sendButton.disabled = busy || !!disabled;
+    input.disabled = !!disabled;
+    fresh.disabled = !!disabled;
+  }
+
+  function setStatus(text: string) {
+    status.textContent = text;
+    status.hidden = !text;
+  }
+
+  // --- talking to the server ---
+  function setThread(thread: string | null) {
+    state.thread = thread;
+    storage.set(options.storageKey, thread);
+    options.onThread?.(thread);
+  }
+
+  function resendUnsent() {
+    if (!online) return;
+    for (const message of state.unsent()) options.transport.send({ text: message.content, thread: state.thread, clientId: message.clientId as string });
+  }
+
+  function send(text: string) {
+    text = text.trim();
+    if (!text || state.busy() || disabled) return;
+    const message = state.addUser(text, newId());
+    renderAll();
+    if (online) options.transport.send({ text, thread: state.thread, clientId: message.clientId as string });
+  }
+
+  function onStatus(value: Status, detail?: string) {
+    online = value === 'online';
+    if (value === 'closed') return disable(detail || 'The chat is not available.');
+    if (value === 'online') {
+      setStatus('');
+      if (everOnline) state.markStreamsStale(); // tokens sent while we were away are gone
+      everOnline = true;
+      // Catch up first; unsent messages go out once the history shows what arrived.
+      if (state.thread) options.transport.sync(state.thread, state.lastSeq());
+      else resendUnsent();
+    } else setStatus(value === 'connecting' ? 'Connecting…' : 'Connection lost. Reconnecting…');
+    renderAll();
+  }
+
+  function onEvent(event: ServerEvent) {
+    const data = event.data as Record<string, any>;
+    switch (event.type) {
+      case 'ready':
+        options.onReady?.(data.theme ?? {});
+        return;
+      case 'thread.created':
+        setThread(data.thread);
+        return;
+      case 'accepted':
+        if (!state.thread && data.thread) setThread(String(data.thread));
+        state.accepted(data.run, data.client_id);
+        break;
+      case 'history':
+        if ((data.thread ?? null) !== state.thread) return; // an answer about a conversation left since
+        state.merge(data.messages, data.pending);
+        resendUnsent();
+        break;
+      case 'llm.token': {
+        const message = state.token(data.run, data.node, data.text);
+        if (message) keepScrolled(() => bubble(message));
+        return;
+      }
+      case 'run.finished':
+      case 'run.failed':
+        if (state.isMine(data.run)) {
+          if (event.type === 'run.finished') state.finished(data.run, data.reply);
+          else state.failed(data.run, data.error);
+        }
+        options.transport.sync(state.thread, state.lastSeq()); // learn the stored seqs (and other tabs' turns)
+        break;
+      case 'error':
+        if (data.code === 'unknown_thread') {
+          const unsent = state.unsent();
+          state.reset();
+          setThread(null);
+          state.messages.push(...unsent);
+          resendUnsent();
+          setStatus('That conversation has expired; this is a new one.');
+        } else if (data.client_id) state.refused(data.client_id, data.message);
+        else setStatus(data.message);
+        break;
+      default:
+        return;
+    }
+    renderAll();
+  }
+
+  function disable(message: string) {
+    disabled = message;
+    setStatus(message);
+    renderAll();
+  }
+
+  // --- wiring ---
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const text = input.value;
+    if (!text.trim() || state.busy() || disabled) return;
+    input.value = '';
+    send(text);
+  };
+  input.onkeydown = (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  };
+  fresh.onclick = () => handle.newConversation();
+
+  const handle: ChatHandle = {
+    send,
+    newConversation() {
+      state.reset();
+      setThread(null);
+      options.transport.sync(null, 0);
+      setStatus('');
+      renderAll();
+      input.focus();
+    },
+    setTheme(value) {
+      theme = { ...value };
+      applyTheme();
+    },
+    focus: () => input.focus(),
+    disable,
+    get thread() {
+      return state.thread;
+    },
+    titleId,
+    destroy() {
+      options.transport.stop();
+      chat.remove();
+    },
+  };
+  applyTheme();
+  setStatus('');
+  options.transport.start({ event: onEvent, status: onStatus });
+  return handle;
+}

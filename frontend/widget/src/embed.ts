@@ -1,0 +1,138 @@
+// The script a site embeds:
+//   <script src="https://skein.example/widget.js" data-key="wk_…" async></script>
+// It adds a floating button that opens the chat panel. Optional attributes (they override the
+// owner's defaults): data-title, data-welcome, data-placeholder, data-color, data-text-color,
+// data-background, data-position ("left" | "right"), data-starters ("A|B|C" or a JSON array),
+// data-open ("true": start open), data-host (the Skein server; default: where the script came from).
+//
+// It also defines window.SkeinWidget = { mountChat, widgetTransport, streamTransport, fetchConfig,
+// mount }, so other pages (the editor's test chat) can reuse the chat view with their own transport.
+
+import { mountChat } from './chat';
+import type { Theme } from './protocol';
+import { STYLES } from './styles';
+import { fetchConfig, streamTransport, widgetTransport } from './transports';
+
+export { fetchConfig, mountChat, streamTransport, widgetTransport };
+export type { ChatHandle, ChatOptions } from './chat';
+export type { ServerEvent, Theme, Transport, TransportListener } from './protocol';
+
+function themeFromAttributes(script: HTMLElement): Theme {
+  const d = script.dataset;
+  const theme: Theme = {};
+  const text = { title: d.title, welcome: d.welcome, placeholder: d.placeholder } as const;
+  for (const [name, value] of Object.entries(text)) if (value) theme[name as 'title'] = value;
+  if (d.color) theme.color = d.color;
+  if (d.textColor) theme.text_color = d.textColor;
+  if (d.background) theme.background = d.background;
+  if (d.position === 'left' || d.position === 'right') theme.position = d.position;
+  if (d.starters) {
+    try {
+      theme.starters = d.starters.trim().startsWith('[') ? JSON.parse(d.starters) : d.starters.split('|');
+    } catch {
+      theme.starters = [d.starters];
+    }
+    theme.starters = (theme.starters ?? []).map((s) => String(s).trim()).filter(Boolean);
+  }
+  return theme;
+}
+
+const validColor = (value?: string) => !!value && CSS.supports('color', value);
+
+/** Mount the floating widget for ``key``; ``attributes`` win over the owner's theme. */
+export function mount(options: { key: string; base: string; theme?: Theme; open?: boolean }) {
+  const overrides = options.theme ?? {};
+  const host = document.createElement('div');
+  host.setAttribute('data-skein-widget', options.key);
+  document.body.appendChild(host);
+  const root = host.attachShadow({ mode: 'open' });
+  const style = document.createElement('style');
+  style.textContent = STYLES;
+  const launcher = document.createElement('button');
+  launcher.className = 'launcher';
+  launcher.type = 'button';
+  launcher.textContent = '💬';
+  launcher.setAttribute('aria-haspopup', 'dialog');
+  launcher.setAttribute('aria-expanded', 'false');
+  const panel = document.createElement('div');
+  panel.className = 'panel';
+  panel.id = 'skein-panel';
+  panel.hidden = true;
+  panel.setAttribute('role', 'dialog');
+  panel.setAttribute('aria-modal', 'false');
+  launcher.setAttribute('aria-controls', panel.id);
+  root.append(style, panel, launcher);
+
+  let isOpen = false;
+  const open = (value: boolean) => {
+    isOpen = value;
+    panel.hidden = !value;
+    launcher.setAttribute('aria-expanded', String(value));
+    launcher.setAttribute('aria-label', value ? 'Close chat' : `Open chat: ${theme.title || 'Chat'}`);
+    if (value) chat.focus();
+    else launcher.focus();
+  };
+  let theme: Theme = { ...overrides };
+  const apply = (defaults: Theme) => {
+    theme = { ...defaults, ...overrides };
+    for (const [property, value] of [
+      ['--sk-accent', theme.color],
+      ['--sk-on-accent', theme.text_color],
+      ['--sk-bg', theme.background],
+    ] as const) {
+      if (validColor(value)) host.style.setProperty(property, value as string);
+    }
+    const side = theme.position === 'left' ? 'left' : 'right';
+    launcher.className = `launcher ${side}`;
+    panel.className = `panel ${side}`;
+    launcher.setAttribute('aria-label', isOpen ? 'Close chat' : `Open chat: ${theme.title || 'Chat'}`);
+    chat.setTheme(theme);
+  };
+
+  const transport = widgetTransport({ base: options.base, key: options.key });
+  let started = false;
+  const chat = mountChat(panel, {
+    transport: {
+      ...transport,
+      start(listener) {
+        // Ask first whether this page may use the widget, so a refusal can say why.
+        void fetchConfig(options.base, options.key).then((result) => {
+          if (result.ok) apply(result.config.theme);
+          else if (result.fatal) return chat.disable(result.message);
+          started = true;
+          transport.start(listener);
+        });
+      },
+      stop: () => started && transport.stop(),
+    },
+    shadow: false,
+    storageKey: `skein:thread:${options.key}`,
+    onClose: () => open(false),
+    onReady: apply,
+  });
+  panel.setAttribute('aria-labelledby', chat.titleId);
+  apply({});
+  launcher.onclick = () => open(!isOpen);
+  panel.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') {
+      event.stopPropagation();
+      open(false);
+    }
+  });
+  if (options.open) open(true);
+  return { open: () => open(true), close: () => open(false), chat };
+}
+
+function autoMount() {
+  const script =
+    (document.currentScript as HTMLScriptElement | null) ??
+    document.querySelector<HTMLScriptElement>('script[data-key][src*="widget.js"]');
+  const key = script?.dataset.key;
+  if (!script || !key || document.querySelector(`[data-skein-widget="${CSS.escape(key)}"]`)) return;
+  const base = (script.dataset.host || new URL(script.src, location.href).origin).replace(/\/$/, '');
+  const go = () => mount({ key, base, theme: themeFromAttributes(script), open: script.dataset.open === 'true' });
+  if (document.body) go();
+  else addEventListener('DOMContentLoaded', go);
+}
+
+autoMount();

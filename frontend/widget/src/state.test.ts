@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+
+import { Conversation } from './state';
+
+const view = (c: Conversation) => c.messages.map((m) => `${m.seq ?? '-'}:${m.role}:${m.content}`);
+
+describe('Conversation', () => {
+  it('streams a reply into the run placeholder and keeps it after a history sync', () => {
+    const c = new Conversation();
+    c.addUser('hi', 'c1');
+    c.accepted(7, 'c1');
+    c.token(7, 'agent', 'Hel');
+    c.token(7, 'agent', 'lo');
+    expect(view(c)).toEqual(['-:user:hi', '-:assistant:Hello']);
+    c.finished(7, 'Hello');
+    c.merge(
+      [
+        { seq: 1, role: 'user', content: 'hi', run: 7, client_id: 'c1' },
+        { seq: 2, role: 'assistant', content: 'Hello', run: 7 },
+      ],
+      null,
+    );
+    expect(view(c)).toEqual(['1:user:hi', '2:assistant:Hello']);
+    expect(c.lastSeq()).toBe(2);
+    expect(c.busy()).toBe(false);
+  });
+
+  it('does not duplicate what arrives both as history and as events after a reconnect', () => {
+    const c = new Conversation();
+    c.addUser('one', 'a');
+    c.accepted(1, 'a');
+    c.token(1, 'n', 'partial');
+    c.markStreamsStale(); // connection lost
+    c.merge([{ seq: 1, role: 'user', content: 'one', run: 1, client_id: 'a' }], 1);
+    expect(c.token(1, 'n', ' more')).toBeUndefined(); // tokens missed: wait for the final reply
+    c.finished(1, 'partial reply');
+    c.merge([{ seq: 2, role: 'assistant', content: 'partial reply', run: 1 }], null);
+    c.finished(1, 'partial reply'); // the event again
+    expect(view(c)).toEqual(['1:user:one', '2:assistant:partial reply']);
+  });
+
+  it('recognises an unacknowledged message in the history by its client id', () => {
+    const c = new Conversation();
+    c.addUser('lost ack', 'x');
+    expect(c.unsent()).toHaveLength(1);
+    c.merge([{ seq: 5, role: 'user', content: 'lost ack', run: 9, client_id: 'x' }], 9);
+    expect(c.unsent()).toHaveLength(0);
+    expect(view(c)).toEqual(['5:user:lost ack', '-:assistant:']);
+  });
+
+  it('orders history from a reload before newer messages', () => {
+    const c = new Conversation();
+    c.merge(
+      [
+        { seq: 3, role: 'user', content: 'c', run: 2 },
+        { seq: 1, role: 'user', content: 'a', run: 1 },
+        { seq: 2, role: 'assistant', content: 'b', run: 1 },
+      ],
+      2,
+    );
+    expect(view(c)).toEqual(['1:user:a', '2:assistant:b', '3:user:c', '-:assistant:']);
+  });
+
+  it('shows the latest model writing when several stream', () => {
+    const c = new Conversation();
+    c.addUser('q', 'q');
+    c.accepted(3, 'q');
+    c.token(3, 'draft', 'notes');
+    c.token(3, 'final', 'Answer');
+    expect(c.messages[1].content).toBe('Answer');
+  });
+
+  it('turns a failed run into an error bubble', () => {
+    const c = new Conversation();
+    c.addUser('q', 'q');
+    c.accepted(4, 'q');
+    c.failed(4, 'Sorry');
+    expect(view(c)).toEqual(['-:user:q', '-:error:Sorry']);
+    c.refused('nope', 'Too many messages');
+    expect(c.busy()).toBe(false);
+  });
+});

@@ -1,0 +1,210 @@
+// Transports: the widget's WebSocket (published version, anonymous) and the owner's SSE stream
+// (the editor's test chat against the draft; any version with a session or an API token).
+
+import type { ServerEvent, Status, Theme, Transport, TransportListener } from './protocol';
+
+const FATAL_CLOSE: Record<number, string> = {
+  4403: 'This site is not allowed to use this chat widget.',
+  4404: 'This chat widget does not exist.',
+  4409: 'This chatbot is not published yet.',
+};
+const PING_MS = 20_000;
+const PONG_TIMEOUT_MS = 10_000;
+
+export type WidgetConfig = { key: string; name: string; theme: Theme };
+export type ConfigResult = { ok: true; config: WidgetConfig } | { ok: false; fatal: boolean; message: string };
+
+/** The widget's public config; ``fatal`` when the server refuses this page (origin, key, not published). */
+export async function fetchConfig(base: string, key: string): Promise<ConfigResult> {
+  try {
+    const response = await fetch(`${base}/api/widget/${encodeURIComponent(key)}/`, { credentials: 'omit' });
+    const body = await response.json().catch(() => ({}));
+    if (response.ok) return { ok: true, config: body as WidgetConfig };
+    return { ok: false, fatal: response.status < 500, message: body.detail || `The chat service answered ${response.status}.` };
+  } catch {
+    return { ok: false, fatal: false, message: 'The chat service cannot be reached.' };
+  }
+}
+
+/** ``WS /ws/widget/{key}/``: reconnects with backoff, pings to notice dead connections. */
+export function widgetTransport(options: { base: string; key: string }): Transport {
+  const url = `${options.base.replace(/^http/, 'ws')}/ws/widget/${encodeURIComponent(options.key)}/`;
+  let listener: TransportListener;
+  let socket: WebSocket | null = null;
+  let stopped = false;
+  let failures = 0;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let ping: ReturnType<typeof setInterval> | undefined;
+  let pong: ReturnType<typeof setTimeout> | undefined;
+
+  const status = (value: Status, detail?: string) => listener.status(value, detail);
+  const write = (message: object) => {
+    if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+  };
+  const reconnectNow = () => {
+    if (!stopped && !socket) {
+      clearTimeout(retry);
+      connect();
+    }
+  };
+
+  function connect() {
+    status(failures ? 'offline' : 'connecting');
+    const ws = new WebSocket(url);
+    let opened = false;
+    socket = ws;
+    ws.onopen = () => {
+      opened = true;
+      failures = 0;
+      ping = setInterval(() => {
+        write({ type: 'ping' });
+        pong = pong ?? setTimeout(() => ws.close(), PONG_TIMEOUT_MS);
+      }, PING_MS);
+      status('online');
+    };
+    ws.onmessage = (message) => {
+      let event: ServerEvent;
+      try {
+        event = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      if (event.type === 'pong') {
+        clearTimeout(pong);
+        pong = undefined;
+      } else listener.event(event);
+    };
+    ws.onclose = async (close) => {
+      clearInterval(ping);
+      clearTimeout(pong);
+      pong = undefined;
+      socket = null;
+      if (stopped) return;
+      if (FATAL_CLOSE[close.code]) {
+        stopped = true;
+        status('closed', FATAL_CLOSE[close.code]);
+        return;
+      }
+      if (!opened) {
+        // A refused handshake looks like a network error to a page: ask the server why.
+        const check = await fetchConfig(options.base, options.key);
+        if (!check.ok && check.fatal) {
+          stopped = true;
+          status('closed', check.message);
+          return;
+        }
+      }
+      failures += 1;
+      status('offline');
+      const delay = Math.min(10_000, 500 * 2 ** Math.min(failures - 1, 5)) * (0.75 + Math.random() / 2);
+      retry = setTimeout(connect, delay);
+    };
+  }
+
+  return {
+    start(value) {
+      listener = value;
+      addEventListener('online', reconnectNow);
+      connect();
+    },
+    send({ text, thread, clientId }) {
+      write({ type: 'message', text, thread, client_id: clientId });
+    },
+    sync(thread, after) {
+      write({ type: 'sync', thread, after });
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(retry);
+      removeEventListener('online', reconnectNow);
+      socket?.close(1000);
+    },
+  };
+}
+
+export interface StreamOptions {
+  /** ``/api/workflows/{id}/chat/stream/`` */
+  url: string;
+  /** The transcript of a thread: ``(thread) => `/api/threads/${thread}/messages/` `` */
+  messagesUrl: (thread: string) => string;
+  /** e.g. ``() => ({ 'X-CSRFToken': token })`` with the session, or ``{ Authorization: 'Token …' }`` */
+  headers?: () => Record<string, string>;
+  /** Extra body fields, e.g. ``{ version: 'published' }`` (default: the draft). */
+  body?: Record<string, unknown>;
+}
+
+/** ``POST …/chat/stream/`` (Server-Sent Events over fetch) for the owner: threads are ids. */
+export function streamTransport(options: StreamOptions): Transport {
+  let listener: TransportListener;
+  const aborts = new Set<AbortController>();
+  const headers = () => ({ 'Content-Type': 'application/json', ...(options.headers?.() ?? {}) });
+  const emit = (event: ServerEvent) => listener.event(event);
+  const fail = (message: string, clientId?: string, code = 'failed') => emit({ type: 'error', data: { code, message, client_id: clientId } });
+
+  async function request(url: string, init: RequestInit): Promise<Response | null> {
+    const abort = new AbortController();
+    aborts.add(abort);
+    try {
+      return await fetch(url, { credentials: 'same-origin', ...init, signal: abort.signal });
+    } catch {
+      return null;
+    } finally {
+      aborts.delete(abort);
+    }
+  }
+
+  async function send({ text, thread, clientId }: { text: string; thread: string | null; clientId: string }) {
+    const response = await request(options.url, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ ...options.body, message: text, thread: thread ? Number(thread) : null }),
+    });
+    if (!response) return fail('The server cannot be reached.', clientId);
+    if (!response.ok || !response.body) {
+      const body = await response.json().catch(() => ({}));
+      const detail = body.errors?.map((e: { message: string }) => e.message).join('; ') || body.detail || `HTTP ${response.status}`;
+      return fail(detail, clientId, `http_${response.status}`);
+    }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) break;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const type = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (!type || !data) continue;
+        const payload = JSON.parse(data);
+        if (type === 'accepted') {
+          if (!thread) emit({ type: 'thread.created', data: { thread: String(payload.thread) } });
+          emit({ type: 'accepted', data: { run: payload.run, client_id: clientId, thread: String(payload.thread) } });
+        } else if (type === 'error') fail(payload.message, clientId, payload.code);
+        else emit({ type, data: payload });
+      }
+    }
+  }
+
+  async function sync(thread: string | null, after: number) {
+    if (!thread) return emit({ type: 'history', data: { thread: null, messages: [], pending: null } });
+    const response = await request(options.messagesUrl(thread), { headers: headers() });
+    if (!response?.ok) return fail('This conversation cannot be loaded.', undefined, response?.status === 404 ? 'unknown_thread' : 'failed');
+    const messages = (await response.json()).filter((m: { seq: number }) => m.seq > after);
+    emit({ type: 'history', data: { thread, messages, pending: null } });
+  }
+
+  return {
+    start(value) {
+      listener = value;
+      listener.status('online');
+    },
+    send: (message) => void send(message),
+    sync: (thread, after) => void sync(thread, after),
+    stop() {
+      aborts.forEach((abort) => abort.abort());
+    },
+  };
+}

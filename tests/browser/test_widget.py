@@ -1,0 +1,207 @@
+"""The embeddable widget in a real browser, on a plain HTML page served from another port.
+
+Daphne runs the app (embedded mode, against the test database); the page embeds the widget with
+the snippet the app shows; Chromium (Playwright) chats, reloads, drops the connection mid-reply.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from tests.fakellm import Reply
+from tests.realtime_fixtures import WIDGET_JS, published  # noqa: F401
+from tests.stack import full_mode_env, start_daphne
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+REPLY = "Our shop opens at nine and closes at six, every day except Sunday."
+
+# Records the page's WebSockets so a test can drop one, as a flaky network would.
+RECORD_SOCKETS = """
+window.__sockets = [];
+const Native = window.WebSocket;
+window.WebSocket = class extends Native {
+  constructor(...args) { super(...args); window.__sockets.push(this); }
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Daphne serving Skein in the embedded mode (turns run in it), on the test database."""
+    from django.db import connection
+
+    if not WIDGET_JS.exists():
+        pytest.fail(f"the widget is not built: {WIDGET_JS} is missing (cd frontend/widget && npm ci && npm run build)", pytrace=False)
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+    web, base = start_daphne(full_mode_env(name, "", SKEIN_WIDGET_BURST=100), tmp_path_factory.mktemp("daphne"))
+    try:
+        yield base
+    finally:
+        web.stop()
+
+
+@pytest.fixture
+def server(daphne, published, user):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=user).key
+    return {"base": daphne, "auth": {"Authorization": f"Token {token}"}, "workflow": published["workflow"]["id"]}
+
+
+@pytest.fixture
+def site(tmp_path, server):
+    """A plain page on another port with the embed snippet the app shows its owner."""
+    settings = httpx.get(f"{server['base']}/api/workflows/{server['workflow']}/widget/", headers=server["auth"]).json()
+    snippet = settings["embed_snippet"].replace("async>", 'async data-title="Shop helper" data-starters="Opening hours?|Prices?">')
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "index.html").write_text(f"<!doctype html><html><head><title>A shop</title></head><body><h1>A shop</h1>{snippet}</body></html>")
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield {"url": f"http://127.0.0.1:{httpd.server_address[1]}/", "origin": f"http://127.0.0.1:{httpd.server_address[1]}"}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def visitor(chromium):
+    context = chromium.new_context()
+    context.set_default_timeout(20_000)
+    context.add_init_script(RECORD_SOCKETS)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    yield page
+    context.close()
+
+
+def allow(server, origins):
+    response = httpx.patch(
+        f"{server['base']}/api/workflows/{server['workflow']}/widget/", json={"allowed_origins": origins}, headers=server["auth"]
+    )
+    assert response.status_code == 200, response.text
+
+
+def open_widget(page, *, usable=True):
+    page.get_by_role("button", name=re.compile("^Open chat")).click()
+    dialog = page.get_by_role("dialog", name="Shop helper")
+    expect(dialog).to_be_visible()
+    if usable:
+        expect(page.get_by_role("textbox", name="Message")).to_be_focused()
+    return dialog
+
+
+# Records each text the (first) reply bubble shows, to see it grow token by token.
+WATCH_REPLY = """() => {
+  window.__seen = [];
+  const root = document.querySelector('[data-skein-widget]').shadowRoot;
+  new MutationObserver(() => {
+    const text = root.querySelector('.msg.assistant:not(.welcome) .text')?.textContent;
+    if (text && window.__seen.at(-1) !== text) window.__seen.push(text);
+  }).observe(root, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def messages(page):
+    return page.get_by_role("log").locator(".msg:not(.welcome)")
+
+
+def expect_reply(page, index, text, **kwargs):
+    """The reply at ``index`` is complete (its run finished) and ends with ``text``."""
+    reply = messages(page).nth(index)
+    expect(reply).to_have_attribute("aria-busy", "false", **kwargs)
+    expect(reply).to_have_text(re.compile(re.escape(text) + "$"), **kwargs)
+
+
+def test_chat_stream_reload_and_continue(server, site, visitor, fake_llm):
+    from workflows.models import Thread
+
+    allow(server, [site["origin"]])
+    fake_llm.responder = lambda request: Reply(text=REPLY, token_delay=0.04)
+    page = visitor
+    page.goto(site["url"])
+    dialog = open_widget(page)
+    expect(dialog.get_by_role("group", name="Suggested questions").get_by_role("button")).to_have_text(["Opening hours?", "Prices?"])
+    page.evaluate(WATCH_REPLY)
+    dialog.get_by_role("button", name="Opening hours?").click()
+    expect_reply(page, 1, REPLY)
+    expect(messages(page)).to_have_count(2)
+    # It streamed in: the bubble grew through several prefixes of the reply, in order.
+    seen = page.evaluate("window.__seen")
+    assert len(seen) >= 4 and seen[-1] == REPLY, seen
+    assert all(REPLY.startswith(text) and len(text) < len(later) for text, later in zip(seen, seen[1:])), seen
+
+    # Reload: the conversation comes back from the server, and goes on in the same thread.
+    page.reload()
+    open_widget(page)
+    expect(messages(page)).to_have_count(2)
+    expect(messages(page).nth(0)).to_contain_text("Opening hours?")
+    expect(messages(page).nth(1)).to_contain_text(REPLY)
+    fake_llm.responder = lambda request: Reply(text="From ten euros.")
+    page.get_by_role("textbox", name="Message").fill("And prices?")
+    page.keyboard.press("Enter")
+    expect_reply(page, 3, "From ten euros.")
+    expect(messages(page)).to_have_count(4)
+    assert Thread.objects.count() == 1
+    assert list(Thread.objects.get().messages.values_list("content", flat=True)) == ["Opening hours?", REPLY, "And prices?", "From ten euros."]
+
+    # Keyboard: Escape closes the dialog and gives focus back to the launcher.
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_be_hidden()
+    expect(page.get_by_role("button", name=re.compile("^Open chat"))).to_be_focused()
+
+    # A new conversation starts a new thread.
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="New conversation").click()
+    expect(messages(page)).to_have_count(0)
+    page.get_by_role("textbox", name="Message").fill("Hello again")
+    page.keyboard.press("Enter")
+    expect_reply(page, 1, "From ten euros.")
+    expect(messages(page)).to_have_count(2)
+    assert Thread.objects.count() == 2
+    assert page.errors == []
+
+
+def test_a_dropped_connection_loses_and_duplicates_nothing(server, site, visitor, fake_llm):
+    fake_llm.responder = lambda request: Reply(text=REPLY, token_delay=0.15)
+    page = visitor
+    page.goto(site["url"])
+    open_widget(page)
+    page.get_by_role("textbox", name="Message").fill("When are you open?")
+    page.keyboard.press("Enter")
+    reply = messages(page).nth(1)
+    expect(reply).to_contain_text("Our shop")
+    page.evaluate("window.__sockets.at(-1).close()")  # the connection drops mid-reply
+    expect_reply(page, 1, REPLY, timeout=30_000)
+    expect(messages(page)).to_have_count(2)
+    assert page.evaluate("window.__sockets.length") == 2
+    fake_llm.responder = lambda request: Reply(text="You're welcome.")
+    page.get_by_role("textbox", name="Message").fill("Thanks")
+    page.keyboard.press("Enter")
+    expect_reply(page, 3, "You're welcome.")
+    expect(messages(page)).to_have_count(4)
+    assert page.errors == []
+
+
+def test_a_refused_origin_says_so(server, site, visitor, fake_llm):
+    allow(server, ["https://the-real-shop.example"])
+    page = visitor
+    page.goto(site["url"])
+    open_widget(page, usable=False)
+    expect(page.get_by_role("status")).to_have_text("This site is not allowed to use this chat widget.")
+    expect(page.get_by_role("textbox", name="Message")).to_be_disabled()
+    assert page.evaluate("window.__sockets.length") == 0
+    assert fake_llm.requests == []
