@@ -3,18 +3,8 @@
 from __future__ import annotations
 
 
-def node(node_id: str, node_type: str, x: int = 0, y: int = 0, **data) -> dict:
-    return {"id": node_id, "type": node_type, "position": {"x": x, "y": y}, "data": data}
-
-
-def edge(source: str, target: str, source_handle: str = "output", target_handle: str = "input") -> dict:
-    return {
-        "id": f"{source}.{source_handle}->{target}.{target_handle}",
-        "source": source,
-        "sourceHandle": source_handle,
-        "target": target,
-        "targetHandle": target_handle,
-    }
+from workflows.engine.graph import edge_json as edge
+from workflows.engine.graph import node_json as node
 
 
 def chat_graph(provider_id: int, *, model: str = "agent-model", system_prompt: str = "You are a test bot.", memory: dict | None = None, summarizer: dict | None = None) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from .engine.graph import edge_json, node_json
 from .models import Provider, Workflow
 from .services import graph_issues, provider_create, workflow_create
 
@@ -29,17 +30,9 @@ BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|
 
 
 def _node(node_id: str, node_type: str, column: float, row: float = 0, **data) -> dict:
-    return {"id": node_id, "type": node_type, "position": {"x": int(column * COLUMN), "y": int(row * ROW)}, "data": data}
+    return node_json(node_id, node_type, int(column * COLUMN), int(row * ROW), **data)
 
 
-def _edge(source: str, target: str, source_handle: str = "output", target_handle: str = "input") -> dict:
-    return {
-        "id": f"{source}.{source_handle}->{target}.{target_handle}",
-        "source": source,
-        "sourceHandle": source_handle,
-        "target": target,
-        "targetHandle": target_handle,
-    }
 
 
 def _chatbot(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
@@ -49,14 +42,14 @@ def _chatbot(model: dict, system_prompt: str, memory: dict | None = None, summar
         _node("assistant", "llm", 1, **model, system_prompt=system_prompt, max_tokens=REPLY_TOKENS),
         _node("reply", "output", 2),
     ]
-    edges = [_edge("chat", "assistant"), _edge("assistant", "reply")]
+    edges = [edge_json("chat", "assistant"), edge_json("assistant", "reply")]
     if memory is not None:
         memory = dict(memory)
         nodes.append(_node("memory", memory.pop("type"), 1, 1, **memory))
-        edges.append(_edge("memory", "assistant", "memory", "memory"))
+        edges.append(edge_json("memory", "assistant", "memory", "memory"))
     if summarizer is not None:
         nodes.append(_node("summarizer", "llm.model", 1, 2, **summarizer))
-        edges.append(_edge("summarizer", "memory", "llm", "llm"))
+        edges.append(edge_json("summarizer", "memory", "llm", "llm"))
     return {"nodes": nodes, "edges": edges}
 
 
@@ -93,11 +86,11 @@ def _router(model: dict) -> dict:
         _node("reply", "output", 3, 0.5),
     ]
     edges = [
-        _edge("chat", "route"),
-        _edge("route", "billing", "billing"),
-        _edge("route", "general", "general"),
-        _edge("billing", "reply"),
-        _edge("general", "reply"),
+        edge_json("chat", "route"),
+        edge_json("route", "billing", "billing"),
+        edge_json("route", "general", "general"),
+        edge_json("billing", "reply"),
+        edge_json("general", "reply"),
     ]
     return {"nodes": nodes, "edges": edges}
 
@@ -116,7 +109,7 @@ def _webhook(model: dict) -> dict:
         ),
         _node("reply", "output", 2),
     ]
-    return {"nodes": nodes, "edges": [_edge("hook", "assistant"), _edge("assistant", "reply")]}
+    return {"nodes": nodes, "edges": [edge_json("hook", "assistant"), edge_json("assistant", "reply")]}
 
 
 def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple[str, dict]]:

@@ -106,3 +106,19 @@ def _handle(value: Any, default: str) -> str:
 
 def _issue(node: str | None, field_name: str | None, message: str) -> dict:
     return {"node": node, "field": field_name, "message": message}
+
+
+def node_json(node_id: str, node_type: str, x: float = 0, y: float = 0, **data) -> dict:
+    """A node in React Flow's JSON, as the editor saves it (for demos and tests)."""
+    return {"id": node_id, "type": node_type, "position": {"x": x, "y": y}, "data": data}
+
+
+def edge_json(source: str, target: str, source_handle: str = "output", target_handle: str = "input") -> dict:
+    """An edge in React Flow's JSON; handle ids are port names."""
+    return {
+        "id": f"{source}.{source_handle}->{target}.{target_handle}",
+        "source": source,
+        "sourceHandle": source_handle,
+        "target": target,
+        "targetHandle": target_handle,
+    }

@@ -15,6 +15,13 @@ def chat_messages(system_prompt: str, history: list[dict], user_text: str) -> li
     return messages + history + [{"role": "user", "content": user_text}]
 
 
+def ask_model(ctx, ref, system_prompt: str, user_text: str):
+    """Call the node's model with its memory; returns the memory binding (or None) and the result."""
+    binding = ctx.memory_binding(ref)
+    history = ctx.services.memory.context(binding).messages if binding else []
+    return binding, ctx.services.call_model(ctx.node_id, ref, chat_messages(system_prompt, history, user_text))
+
+
 def remember(ctx, binding, user_text: str, model_text: str) -> None:
     """Node and named histories record the node's input and its model's output, immediately."""
     if binding is not None and binding.history_kind != "global":
@@ -45,10 +52,8 @@ class LLMNode(NodeType):
         params = ctx.params
         ref = self.model_ref_of(params)
         user_text = joined_text(inputs)
-        binding = ctx.memory_binding(ref)
-        history = ctx.services.memory.context(binding).messages if binding else []
         system_prompt = render(params.system_prompt, input_text=user_text, payload=ctx.payload)
-        result = ctx.services.call_model(ctx.node_id, ref, chat_messages(system_prompt, history, user_text))
+        binding, result = ask_model(ctx, ref, system_prompt, user_text)
         remember(ctx, binding, user_text, result.text)
         return NodeResult(outputs={"output": FlowValue(result.text)}, details=result.details())
 

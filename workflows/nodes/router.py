@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, PortKind, register
 
 from .common import ModelParams, joined_text
-from .llm import chat_messages, remember
+from .llm import ask_model, remember
 
 ROUTE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_ .-]{0,63}$"
 
@@ -79,14 +79,12 @@ class LLMRouter(RouterNode):
         params = ctx.params
         ref = self.model_ref_of(params)
         user_text = joined_text(inputs)
-        binding = ctx.memory_binding(ref)
-        history = ctx.services.memory.context(binding).messages if binding else []
         route_lines = "\n".join(f"- {r.name}: {r.description}" if r.description else f"- {r.name}" for r in params.routes)
         system = (
             f"{params.prompt}\n\nRoutes:\n{route_lines}\n\n"
             f"Answer with the route name only, exactly as written, one of: {', '.join(r.name for r in params.routes)}."
         )
-        result = ctx.services.call_model(ctx.node_id, ref, chat_messages(system, history, user_text))
+        binding, result = ask_model(ctx, ref, system, user_text)
         route = choose_route(result.text, [r.name for r in params.routes], params.default_route)
         remember(ctx, binding, user_text, route)
         return self.pass_through(inputs, route, {**result.details(), "model_answer": result.text})
