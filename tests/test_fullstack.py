@@ -134,3 +134,43 @@ def test_one_worker_holds_many_turns_waiting_on_models(client, remote_chatbot, f
         results = list(pool.map(lambda i: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"t{i}"}).json(), range(6)))
     assert [r["reply"] for r in results] == ["done"] * 6
     assert peak == 6
+
+
+def test_a_hundred_messages_at_once_on_one_thread(client, remote_chatbot, fake_llm):
+    """All are answered, the transcript holds 200 messages in order, each reply right after its message."""
+    workflow = remote_chatbot()
+    thread = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "m-start"}).json()["thread"]
+    texts = [f"m{i:03d}" for i in range(100)]
+    with concurrent.futures.ThreadPoolExecutor(100) as pool:
+        answers = list(pool.map(lambda t: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": t, "thread": thread}), texts))
+    assert all(a.status_code == 200 and a.json()["status"] == "succeeded" for a in answers), [a.text for a in answers if a.status_code != 200][:3]
+    transcript = [m["content"] for m in client.get(f"/api/threads/{thread}/messages/").json()][2:]
+    assert len(transcript) == 200 and len(set(transcript)) == 200
+    assert sorted(transcript[0::2]) == texts
+    assert all(transcript[i + 1] == f"echo: {transcript[i]}" for i in range(0, 200, 2))
+
+
+def test_a_hundred_threads_in_parallel_stay_isolated(client, remote_chatbot, fake_llm):
+    workflow = remote_chatbot(memory={"type": "memory.buffer"})
+
+    def converse(i):
+        first = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"I am user {i}"}).json()
+        second = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"who am I? ({i})", "thread": first["thread"]}).json()
+        return first["thread"], second
+
+    with concurrent.futures.ThreadPoolExecutor(100) as pool:
+        results = list(pool.map(converse, range(100)))
+    assert len({thread for thread, _ in results}) == 100
+    for i, (thread, second) in enumerate(results):
+        assert second["reply"] == f"echo: who am I? ({i})"
+        transcript = [m["content"] for m in client.get(f"/api/threads/{thread}/messages/").json()]
+        assert transcript == [f"I am user {i}", f"echo: I am user {i}", f"who am I? ({i})", f"echo: who am I? ({i})"]
+    # each second turn's model call saw only its own conversation
+    seconds = [r for r in fake_llm.requests if r.last_user.startswith("who am I?")]
+    assert len(seconds) == 100
+    for request in seconds:
+        i = request.last_user[len("who am I? ("):-1]
+        assert request.messages[1:] == [
+            {"role": "user", "content": f"I am user {i}"}, {"role": "assistant", "content": f"echo: I am user {i}"},
+            {"role": "user", "content": f"who am I? ({i})"},
+        ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from django.conf import settings
+from django.db import connection
 
 
 @lru_cache(maxsize=1)
@@ -42,4 +43,8 @@ def wait_for_run(run_id: int, timeout: float) -> bool:
     # The run may have finished before we started listening: the pushed item stays in the list.
     if Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists():
         return True
+    # Hand the database connection back while we wait: a hundred waiting requests must not hold a
+    # hundred connections. Django reconnects on the next query.
+    if not connection.in_atomic_block:
+        connection.close()
     return _redis().blpop([_key(run_id)], timeout=max(1, int(timeout + 0.999))) is not None

@@ -8,11 +8,15 @@ import type {
   NodeTypeSpec,
   Page,
   Provider,
+  ProviderTestResult,
   Run,
   RunSummary,
   TranscriptMessage,
+  TriggerInfo,
   User,
   ValidationIssue,
+  WidgetSettings,
+  WidgetTheme,
   Workflow,
 } from './types';
 
@@ -163,6 +167,8 @@ export const api = {
   createProvider: (body: { name: string; kind: string; api_base?: string; api_key?: string }) =>
     request<Provider>('POST', '/api/providers/', body),
   deleteProvider: (id: number) => request<void>('DELETE', `/api/providers/${id}/`),
+  testProvider: (id: number, model?: string) =>
+    request<ProviderTestResult>('POST', `/api/providers/${id}/test/`, model ? { model } : {}),
 
   workflows: (params: { limit?: number; offset?: number } = {}) =>
     request<Page<Workflow>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
@@ -173,8 +179,12 @@ export const api = {
     request<Workflow>(body.graph ? 'PUT' : 'PATCH', `/api/workflows/${id}/`, body),
   deleteWorkflow: (id: number) => request<void>('DELETE', `/api/workflows/${id}/`),
   publish: (id: number) => request<{ version: number }>('POST', `/api/workflows/${id}/publish/`),
-  chat: (id: number, message: string, thread?: number | null) =>
-    request<ChatReply>('POST', `/api/workflows/${id}/chat/`, thread ? { message, thread } : { message }),
+  widgetSettings: (id: number) => request<WidgetSettings>('GET', `/api/workflows/${id}/widget/`),
+  updateWidget: (id: number, body: { allowed_origins?: string[]; theme?: WidgetTheme }) =>
+    request<WidgetSettings>('PATCH', `/api/workflows/${id}/widget/`, body),
+  rotateWidgetKey: (id: number) => request<WidgetSettings>('POST', `/api/workflows/${id}/widget/`),
+  regenerateWebhook: (id: number, node: string) =>
+    request<TriggerInfo[]>('POST', `/api/workflows/${id}/webhooks/${encodeURIComponent(node)}/regenerate/`),
   runManual: (id: number, message: string) => request<ChatReply>('POST', `/api/workflows/${id}/run/`, { message }),
 
   runs: (params: { workflow?: number; status?: string; trigger?: string; thread?: number; limit?: number; offset?: number }) =>

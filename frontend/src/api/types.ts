@@ -1,4 +1,5 @@
 // Shapes of the Django API (DESIGN.md §6). Only what the front end reads is typed.
+import type { Theme } from '../../widget/src/protocol';
 
 export type PortKind = 'flow' | 'memory' | 'llm';
 
@@ -84,8 +85,44 @@ export interface Workflow {
   revision: number;
   errors: ValidationIssue[];
   published_version: number | null;
+  /** The published version's triggers (empty before the first publish). */
+  triggers?: TriggerInfo[];
   created: string;
   updated: string;
+}
+
+/** A trigger of the published version (`GET /api/workflows/{id}/` → `triggers`). */
+export interface TriggerInfo {
+  node: string;
+  type: string;
+  webhook_url?: string;
+  require_signature?: boolean;
+  signing_secret?: string;
+  next_run?: string | null;
+  next_runs?: string[];
+}
+
+/** The widget's look: the widget's own type. */
+export type WidgetTheme = Theme;
+
+/** `GET /api/workflows/{id}/widget/` */
+export interface WidgetSettings {
+  public_key: string;
+  published: boolean;
+  allowed_origins: string[];
+  theme: WidgetTheme;
+  script_url: string;
+  embed_snippet: string;
+}
+
+/** `POST /api/providers/{id}/test/` */
+export interface ProviderTestResult {
+  ok: boolean;
+  model: string;
+  reply?: string;
+  reason?: string;
+  error?: string;
+  latency_ms?: number;
 }
 
 export interface Page<T> {

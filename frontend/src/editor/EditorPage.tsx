@@ -14,7 +14,7 @@ import { Inspector } from './Inspector';
 import { Palette } from './Palette';
 import { saveStatus, toGraph, useEditor } from './store';
 import { TestPanel } from './TestPanel';
-import { httpTransport, TurnFailedError } from '../chat/transport';
+import { SharePanel } from '../publish/SharePanel';
 
 type Loaded = { status: 'loading' } | { status: 'ready' } | { status: 'error'; error: Error };
 
@@ -144,6 +144,7 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
   const status = useEditor((s) => saveStatus(s));
   const { fitView } = useReactFlow();
   const [publishing, setPublishing] = useState(false);
+  const [sharing, setSharing] = useState(false);
 
   const publish = async () => {
     setPublishing(true);
@@ -155,6 +156,7 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
       const { version } = await api.publish(workflowId);
       useEditor.setState({ publishedVersion: version });
       toast(`Published version ${version}. Webhooks, schedules and the widget now run it.`, 'success', 5000);
+      setSharing(true);
     } catch (error) {
       if (error instanceof ApiError && error.issues.length) {
         useEditor.getState().setIssues(error.issues);
@@ -177,11 +179,11 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
         return;
       }
       editor.startRun();
-      const reply = await httpTransport(workflowId, 'manual').send('', { thread: null });
+      const reply = await api.runManual(workflowId, '');
       editor.showRun(await api.run(reply.run), reply.warnings);
-      toast(`Run finished: ${reply.reply.slice(0, 120) || '(empty output)'}`, 'success', 6000);
+      if (reply.status === 'failed') toast(`Run failed: ${reply.error || 'see the trace'}`, 'error', 6000);
+      else toast(`Run finished: ${reply.reply.slice(0, 120) || '(empty output)'}`, 'success', 6000);
     } catch (error) {
-      if (error instanceof TurnFailedError && error.run) editor.showRun(await api.run(error.run));
       if (error instanceof ApiError && error.issues.length) editor.setIssues(error.issues);
       toast(`Run failed: ${(error as Error).message}`, 'error', 6000);
     } finally {
@@ -222,10 +224,14 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
             {running ? 'Running…' : '▶ Run'}
           </button>
         )}
+        <button className="btn btn-sm" onClick={() => setSharing(true)} title="The widget embed code, webhook URLs and schedules of the published version">
+          Share / Triggers
+        </button>
         <button className="btn btn-primary btn-sm" onClick={() => void publish()} disabled={publishing || status === 'conflict'}>
           {publishing ? 'Publishing…' : publishedVersion ? `Publish (live: v${publishedVersion})` : 'Publish'}
         </button>
       </div>
+      {sharing && <SharePanel workflowId={workflowId} onClose={() => setSharing(false)} />}
     </div>
   );
 }

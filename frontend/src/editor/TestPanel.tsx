@@ -1,12 +1,44 @@
-// The editor's test chat: runs the saved draft, then lights up the nodes from the run's steps.
-import { useMemo, useState } from 'react';
+// The editor's test chat: the embeddable widget's own chat view, running the saved draft. Nodes light
+// up as the turn's events arrive; below the chat, the last turn's trace, the thread's memory and
+// any warnings.
+import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { api, ApiError } from '../api/client';
-import { ChatPanel } from '../chat/ChatPanel';
-import { httpTransport, sseTransport, TurnFailedError, type ChatEvent } from '../chat/transport';
+import { api } from '../api/client';
+import type { WidgetTheme } from '../api/types';
+import { draftTransport, gatedTransport, manualTransport, mountChat, type ChatHandle } from '../chat/transport';
 import { Link } from '../router';
 import { toast } from '../ui/toast';
 import { useEditor } from './store';
+import { handleTestChatEvent, type Turn } from './testChat';
+
+/** The widget's colours go on its host as custom properties (as the embed script does). */
+function applyColours(host: HTMLElement, theme: WidgetTheme) {
+  for (const [property, value] of [
+    ['--sk-accent', theme.color],
+    ['--sk-on-accent', theme.text_color],
+    ['--sk-bg', theme.background],
+  ] as const) {
+    if (value && CSS.supports('color', value)) host.style.setProperty(property, value);
+    else host.style.removeProperty(property);
+  }
+}
+
+/** Saves the draft before a message; says why not when it cannot. */
+async function saveDraft(): Promise<string | null> {
+  const s = useEditor.getState();
+  if (s.conflict) return 'Reload the workflow first: it changed elsewhere.';
+  if (!(await s.save())) return `Could not save the draft: ${useEditor.getState().saveError ?? 'unknown error'}`;
+  useEditor.getState().startRun();
+  return null;
+}
+
+async function showRun(runId: number, warnings: { node: string | null; message: string }[]) {
+  try {
+    useEditor.getState().showRun(await api.run(runId), warnings);
+  } catch (error) {
+    toast(`Could not load the run trace: ${(error as Error).message}`, 'error');
+  }
+}
 
 export function TestPanel({ workflowId }: { workflowId: number }) {
   const triggerTypes = useEditor(useShallow((s) => [...new Set(s.nodes.map((n) => n.type ?? '').filter((t) => t.startsWith('trigger.')))].sort()));
@@ -14,34 +46,54 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
   const hasManual = triggerTypes.includes('trigger.manual');
   const [choice, setChoice] = useState<'chat' | 'manual'>('chat');
   const mode = hasChat && hasManual ? choice : hasManual ? 'manual' : 'chat';
-  // Chat turns stream (nodes light up as they run); the manual trigger answers in one response.
-  const transport = useMemo(() => (mode === 'manual' ? httpTransport(workflowId, 'manual') : sseTransport(workflowId)), [workflowId, mode]);
+  const host = useRef<HTMLDivElement>(null);
+  const chat = useRef<ChatHandle | null>(null);
+  const [thread, setThread] = useState<string | null>(null);
+  const [turn, setTurn] = useState<Turn | null>(null);
+  const ready = hasChat || hasManual;
 
-  const onEvent = (event: ChatEvent) => {
-    const { nodeEvent } = useEditor.getState();
-    if (event.type === 'node') nodeEvent(event.node, { status: event.status, error: event.error, durationMs: event.durationMs });
-    if (event.type === 'warning' && event.warning.node) nodeEvent(event.warning.node, { warning: event.warning.message });
-    if (event.type === 'accepted') useEditor.setState({ lastRunId: event.run });
-  };
+  useEffect(() => {
+    if (!host.current) return;
+    const transport = gatedTransport(mode === 'manual' ? manualTransport(workflowId) : draftTransport(workflowId), saveDraft);
+    const handle = mountChat(host.current, {
+      transport,
+      storageKey: null,
+      theme: { title: useEditor.getState().name || 'Test chat', placeholder: placeholderFor(mode) },
+      onThread: (value) => {
+        setThread(value);
+        if (!value) setTurn(null);
+      },
+      onEvent: (event) =>
+        handleTestChatEvent(event, {
+          nodeEvent: useEditor.getState().nodeEvent,
+          setIssues: useEditor.getState().setIssues,
+          setTurn,
+          showRun: (run, warnings) => void showRun(run, warnings),
+        }),
+    });
+    chat.current = handle;
+    if (!ready) handle.disable('Add a Chat message trigger (or a Manual run) to test here.');
+    setThread(null);
+    setTurn(null);
+    return () => {
+      chat.current = null;
+      handle.destroy();
+    };
+  }, [workflowId, mode, ready]);
 
-  const beforeSend = async () => {
-    const s = useEditor.getState();
-    if (s.conflict) {
-      toast('Reload the workflow first: it changed elsewhere.', 'error');
-      return false;
-    }
-    const ok = await s.save();
-    if (!ok) toast(`Could not save the draft: ${useEditor.getState().saveError ?? 'unknown error'}`, 'error');
-    return ok;
-  };
-
-  const showRun = async (runId: number, warnings: { node: string | null; message: string }[] = []) => {
-    try {
-      useEditor.getState().showRun(await api.run(runId), warnings);
-    } catch (error) {
-      toast(`Could not load the run trace: ${(error as Error).message}`, 'error');
-    }
-  };
+  // The published widget's look (title, welcome, starters, colours), so the test chat previews it.
+  useEffect(() => {
+    let live = true;
+    api.widgetSettings(workflowId).then((settings) => {
+      const title = settings.theme.title || useEditor.getState().name || 'Test chat';
+      if (!live) return;
+      chat.current?.setTheme({ ...settings.theme, title, placeholder: placeholderFor(mode, settings.theme.placeholder) });
+      if (host.current) applyColours(host.current, settings.theme);
+    }, () => {});
+    return () => {
+      live = false;
+    };
+  }, [workflowId, mode, ready]);
 
   return (
     <div className="test-panel">
@@ -51,44 +103,47 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
           <button role="radio" aria-checked={mode === 'manual'} className={mode === 'manual' ? 'active' : ''} onClick={() => setChoice('manual')}>Manual run</button>
         </div>
       )}
-      <ChatPanel
-        transport={transport}
-        beforeSend={beforeSend}
-        onTurnStart={() => useEditor.getState().startRun()}
-        onReply={(reply) => void showRun(reply.run, reply.warnings)}
-        onEvent={onEvent}
-        onFailure={(error) => {
-          if (error instanceof TurnFailedError && error.run) void showRun(error.run);
-          if (error instanceof ApiError) {
-            if (error.issues.length) useEditor.getState().setIssues(error.issues);
-            const run = (error.body as { run?: unknown } | null)?.run;
-            if (typeof run === 'number') void showRun(run);
-          }
-        }}
-        renderRunLink={(runId) => <Link to={`/runs/${runId}`}>View trace →</Link>}
-        renderThreadLinks={(threadId) => (
+      <p className="test-hint muted small">
+        {mode === 'manual' ? 'Each message runs the draft from its Manual run.' : 'Runs the current draft; nodes light up as they run.'}
+      </p>
+      <div className="test-chat-frame">
+        <div className="test-chat-host" ref={host} data-testid="test-chat" />
+      </div>
+      <TurnFooter turn={turn} thread={mode === 'manual' ? null : thread} />
+    </div>
+  );
+}
+
+function placeholderFor(mode: 'chat' | 'manual', placeholder?: string) {
+  return mode === 'manual' ? 'Input for the manual run…' : placeholder || 'Message the draft…';
+}
+
+function TurnFooter({ turn, thread }: { turn: Turn | null; thread: string | null }) {
+  if (!turn && !thread) return null;
+  return (
+    <div className="test-footer" data-testid="test-turn">
+      <div className="test-footer-links small">
+        {turn?.run ? (
           <>
-            {' · '}
-            <Link to={`/threads/${threadId}/memory`}>memory</Link>
+            <span className={`badge badge-${turn.status}`}>{turn.status}</span>
+            <span className="muted">Run #{turn.run}</span>
+            {turn.status !== 'running' && <Link to={`/runs/${turn.run}`}>View trace →</Link>}
           </>
+        ) : (
+          turn?.status === 'failed' && <span className="badge badge-failed">not sent</span>
         )}
-        placeholder={mode === 'manual' ? 'Input for the manual run…' : undefined}
-        emptyHint={
-          hasChat || hasManual ? (
-            <>
-              <b>Test your workflow.</b>
-              <br />
-              Messages run the current draft; nodes light up green or red as the turn ends.
-            </>
-          ) : (
-            <>
-              <b>No chat trigger yet.</b>
-              <br />
-              Add a <b>Chat message</b> trigger (or a <b>Manual run</b>) to test here.
-            </>
-          )
-        }
-      />
+        {thread && (
+          <Link to={`/threads/${thread}/memory`} className="test-footer-memory">
+            Thread memory
+          </Link>
+        )}
+      </div>
+      {turn?.warnings.map((w, i) => (
+        <div key={i} className="chat-warning" data-testid="chat-warning">
+          ⚠ {w.node ? <b>{w.node}: </b> : null}
+          {w.message}
+        </div>
+      ))}
     </div>
   );
 }

@@ -1,6 +1,8 @@
 // Model providers: where API keys and local servers are stored (keys are never shown again).
-import { useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
+import type { Provider, ProviderTestResult } from '../api/types';
+import { formatDuration } from '../ui/format';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
@@ -20,6 +22,7 @@ export function ProvidersPage() {
   const [apiBase, setApiBase] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [busy, setBusy] = useState(false);
+  const [testing, setTesting] = useState<number | null>(null);
   const kindInfo = KINDS.find((k) => k.value === kind)!;
 
   const submit = async (event: FormEvent) => {
@@ -70,13 +73,23 @@ export function ProvidersPage() {
               </thead>
               <tbody>
                 {data.map((p) => (
-                  <tr key={p.id}>
-                    <td><b>{p.name}</b> <span className="muted small">#{p.id}</span></td>
-                    <td>{KINDS.find((k) => k.value === p.kind)?.label ?? p.kind}</td>
-                    <td className="truncate muted">{p.api_base || 'default'}</td>
-                    <td>{p.has_api_key ? <span className="badge badge-succeeded">stored</span> : <span className="badge">none</span>}</td>
-                    <td className="row-actions"><button className="btn btn-ghost btn-sm btn-danger" onClick={() => void remove(p.id, p.name)}>Delete</button></td>
-                  </tr>
+                  <Fragment key={p.id}>
+                    <tr>
+                      <td><b>{p.name}</b> <span className="muted small">#{p.id}</span></td>
+                      <td>{KINDS.find((k) => k.value === p.kind)?.label ?? p.kind}</td>
+                      <td className="truncate muted">{p.api_base || 'default'}</td>
+                      <td>{p.has_api_key ? <span className="badge badge-succeeded">stored</span> : <span className="badge">none</span>}</td>
+                      <td className="row-actions">
+                        <button className="btn btn-sm" onClick={() => setTesting(testing === p.id ? null : p.id)} aria-expanded={testing === p.id}>Test connection</button>
+                        <button className="btn btn-ghost btn-sm btn-danger" onClick={() => void remove(p.id, p.name)}>Delete</button>
+                      </td>
+                    </tr>
+                    {testing === p.id && (
+                      <tr className="test-row">
+                        <td colSpan={5}><ConnectionTest provider={p} /></td>
+                      </tr>
+                    )}
+                  </Fragment>
                 ))}
               </tbody>
             </table>
@@ -110,5 +123,54 @@ export function ProvidersPage() {
         </form>
       </div>
     </div>
+  );
+}
+
+/** One tiny real call through the provider: says whether it works, and if not, what to fix. */
+function ConnectionTest({ provider }: { provider: Provider }) {
+  const [model, setModel] = useState('');
+  const [result, setResult] = useState<ProviderTestResult | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = async (event?: FormEvent) => {
+    event?.preventDefault();
+    setBusy(true);
+    setResult(null);
+    try {
+      setResult(await api.testProvider(provider.id, model.trim() || undefined));
+    } catch (err) {
+      setResult({ ok: false, model: model.trim(), reason: 'request', error: (err as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    void run(); // the button means "test it now"; the model box is for a second try
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  return (
+    <form className="connection-test" onSubmit={run} aria-label={`Test ${provider.name}`}>
+      <input value={model} onChange={(e) => setModel(e.target.value)} placeholder="model (optional)" aria-label="Model to test" />
+      <button className="btn btn-primary btn-sm" type="submit" disabled={busy}>{busy ? 'Testing…' : 'Test again'}</button>
+      {result && (
+        <div className={`test-result ${result.ok ? 'test-ok' : 'test-error'}`} role="status" data-testid="connection-result">
+          {result.ok ? (
+            <>
+              <b>✓ Connected</b> · {result.model}
+              {result.latency_ms !== undefined && <> · {formatDuration(result.latency_ms)}</>}
+              {result.reply && <span className="muted"> · replied “{result.reply.slice(0, 60)}”</span>}
+            </>
+          ) : (
+            <>
+              <b>✕ Failed{result.reason ? ` (${result.reason.replace(/_/g, ' ')})` : ''}</b>
+              {result.model && <> · {result.model}</>}
+              <div>{result.error || 'The provider did not answer.'}</div>
+            </>
+          )}
+        </div>
+      )}
+    </form>
   );
 }

@@ -17,6 +17,9 @@ export interface ChatOptions {
   /** The server's theme defaults arrived (the widget socket sends them). */
   onReady?: (theme: Theme) => void;
   onThread?: (thread: string | null) => void;
+  /** Every event the transport delivers, before the chat handles it (e.g. the editor lights up
+   * nodes on ``node.started`` / ``node.finished``). */
+  onEvent?: (event: ServerEvent) => void;
 }
 
 export interface ChatHandle {
@@ -97,7 +100,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
   const inputId = `skein-input-${n}`;
   const label = el('label', { for: inputId, class: 'sr' }, 'Message');
   const input = el('textarea', { id: inputId, rows: '1', maxlength: '4000' });
-  const sendButton = el('button', { type: 'submit', class: 'send', 'aria-label': 'Send message' }, '➤');
+  const sendButton = el('button', { type: 'submit', class: 'send', 'aria-label': 'Send' }, '➤');
   form.append(label, input, sendButton);
   chat.append(header, log, starters, status, form);
   root.appendChild(chat);
@@ -118,6 +121,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       node.append(el('span', { class: 'sr' }), el('span', { class: 'text' }));
       bubbles.set(message.id, node);
     }
+    node.dataset.testid = `chat-${message.role}`;
     node.className = `msg ${message.role}${message.streaming ? ' streaming' : ''}${message.unsent ? ' unsent' : ''}`;
     node.setAttribute('aria-busy', message.streaming ? 'true' : 'false');
     (node.firstChild as HTMLElement).textContent = message.role === 'user' ? 'You: ' : message.role === 'error' ? 'Error: ' : `${theme.title || 'Assistant'}: `;
@@ -203,6 +207,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
   }
 
   function onEvent(event: ServerEvent) {
+    options.onEvent?.(event);
     const data = event.data as Record<string, any>;
     switch (event.type) {
       case 'ready':

@@ -28,7 +28,7 @@ export type ServerEvent =
   | { type: 'llm.token'; data: { run: number; node: string; text: string } }
   | { type: 'run.finished'; data: { run: number; reply: string } }
   | { type: 'run.failed'; data: { run: number; error: string } }
-  | { type: 'error'; data: { code: string; message: string; retry_after?: number; client_id?: string } }
+  | { type: 'error'; data: { code: string; message: string; retry_after?: number; client_id?: string; errors?: { node: string | null; field: string | null; message: string }[] } }
   | { type: string; data: Record<string, unknown> };
 
 export type Status = 'connecting' | 'online' | 'offline' | 'closed';

@@ -137,9 +137,11 @@ export interface StreamOptions {
 export function streamTransport(options: StreamOptions): Transport {
   let listener: TransportListener;
   const aborts = new Set<AbortController>();
-  const headers = () => ({ 'Content-Type': 'application/json', ...(options.headers?.() ?? {}) });
+  // DRF negotiates on Accept: errors before the stream starts come back as JSON.
+  const headers = () => ({ 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json', ...(options.headers?.() ?? {}) });
   const emit = (event: ServerEvent) => listener.event(event);
-  const fail = (message: string, clientId?: string, code = 'failed') => emit({ type: 'error', data: { code, message, client_id: clientId } });
+  const fail = (message: string, clientId?: string, code = 'failed', errors?: unknown[]) =>
+    emit({ type: 'error', data: { code, message, client_id: clientId, ...(errors ? { errors } : {}) } });
 
   async function request(url: string, init: RequestInit): Promise<Response | null> {
     const abort = new AbortController();
@@ -163,7 +165,7 @@ export function streamTransport(options: StreamOptions): Transport {
     if (!response.ok || !response.body) {
       const body = await response.json().catch(() => ({}));
       const detail = body.errors?.map((e: { message: string }) => e.message).join('; ') || body.detail || `HTTP ${response.status}`;
-      return fail(detail, clientId, `http_${response.status}`);
+      return fail(detail, clientId, `http_${response.status}`, Array.isArray(body.errors) ? body.errors : undefined);
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';

@@ -1,0 +1,72 @@
+// What the editor does with the test chat's events: light the nodes up as they run, put warnings
+// and errors on the nodes, and keep the last turn (its run, status, warnings) for the links below
+// the chat.
+import type { RunWarning, ValidationIssue } from '../api/types';
+import type { ServerEvent } from '../chat/transport';
+import type { EditorState } from './store';
+
+export interface Turn {
+  run: number | null;
+  status: 'running' | 'succeeded' | 'failed';
+  error?: string;
+  warnings: RunWarning[];
+}
+
+export interface TestChatHooks {
+  nodeEvent: EditorState['nodeEvent'];
+  setIssues: (issues: ValidationIssue[]) => void;
+  setTurn: (update: (turn: Turn | null) => Turn | null) => void;
+  /** Load the run's trace onto the canvas (every step, skipped branches included). */
+  showRun: (run: number, warnings: RunWarning[]) => void;
+}
+
+const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+const id = (value: unknown) => (typeof value === 'number' ? value : null);
+
+function warningsOf(value: unknown): RunWarning[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((w) => ({ node: text(w?.node) ?? null, message: text(w?.message) ?? 'warning' }));
+}
+
+export function handleTestChatEvent(event: ServerEvent, hooks: TestChatHooks): void {
+  const data = event.data as Record<string, unknown>;
+  const run = id(data.run);
+  switch (event.type) {
+    case 'accepted':
+      hooks.setTurn(() => ({ run, status: 'running', warnings: [] }));
+      break;
+    case 'node.started':
+      hooks.nodeEvent(String(data.node), { status: 'running' });
+      break;
+    case 'node.finished':
+      hooks.nodeEvent(String(data.node), {
+        status: data.status === 'failed' ? 'failed' : 'succeeded',
+        error: text(data.error),
+        durationMs: id(data.duration_ms) ?? undefined,
+      });
+      break;
+    case 'memory.warning': {
+      const warning = { node: text(data.node) ?? null, message: text(data.message) ?? 'warning' };
+      if (warning.node) hooks.nodeEvent(warning.node, { warning: warning.message });
+      hooks.setTurn((turn) => turn && { ...turn, warnings: [...turn.warnings, warning] });
+      break;
+    }
+    case 'run.finished': {
+      const warnings = warningsOf(data.warnings);
+      hooks.setTurn((turn) => ({ run, status: 'succeeded', warnings: warnings.length ? warnings : (turn?.warnings ?? []) }));
+      if (run !== null) hooks.showRun(run, warnings);
+      break;
+    }
+    case 'run.failed':
+      hooks.setTurn((turn) => ({ run, status: 'failed', error: text(data.error), warnings: turn?.warnings ?? [] }));
+      if (run !== null) hooks.showRun(run, []);
+      break;
+    case 'error': {
+      const issues = Array.isArray(data.errors) ? (data.errors as ValidationIssue[]) : [];
+      if (issues.length) hooks.setIssues(issues);
+      hooks.setTurn((turn) => ({ run: run ?? turn?.run ?? null, status: 'failed', error: text(data.message), warnings: turn?.warnings ?? [] }));
+      if (run !== null) hooks.showRun(run, []);
+      break;
+    }
+  }
+}

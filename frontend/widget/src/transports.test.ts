@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import type { ServerEvent } from './protocol';
+import { streamTransport } from './transports';
+
+afterEach(() => vi.unstubAllGlobals());
+
+const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** A fetch answering once with ``response``; records the calls. */
+function stubFetch(response: () => Response) {
+  const calls: { url: string; init: RequestInit }[] = [];
+  vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+    calls.push({ url, init });
+    return response();
+  });
+  return calls;
+}
+
+function stream(chunks: string[]): Response {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      chunks.forEach((chunk) => controller.enqueue(encoder.encode(chunk)));
+      controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+}
+
+/** Starts the transport, sends one message and collects every event until ``until`` arrives. */
+async function turn(options: Parameters<typeof streamTransport>[0], until: string) {
+  const events: ServerEvent[] = [];
+  const transport = streamTransport(options);
+  await new Promise<void>((resolve) => {
+    transport.start({
+      status: () => {},
+      event: (event) => {
+        events.push(event);
+        if (event.type === until) resolve();
+      },
+    });
+    transport.send({ text: 'hi', thread: null, clientId: 'c1' });
+  });
+  return events;
+}
+
+const options = { url: '/api/workflows/5/chat/stream/', messagesUrl: (t: string) => `/api/threads/${t}/messages/`, headers: () => ({ 'X-CSRFToken': 'tok' }) };
+
+describe('streamTransport', () => {
+  it('asks for the event stream with the caller headers and passes every run event on', async () => {
+    const calls = stubFetch(() =>
+      stream([
+        ': stream open\n\n',
+        sse('accepted', { run: 7, thread: 3 }),
+        sse('node.started', { run: 7, node: 'llm_1', type: 'llm' }),
+        // A chunk boundary in the middle of an event.
+        sse('llm.token', { run: 7, node: 'llm_1', text: 'Hel' }).slice(0, 20),
+        sse('llm.token', { run: 7, node: 'llm_1', text: 'Hel' }).slice(20),
+        sse('memory.warning', { run: 7, node: 'summary_1', message: 'summarization timed out' }),
+        sse('node.finished', { run: 7, node: 'llm_1', status: 'succeeded', duration_ms: 12 }),
+        sse('run.finished', { run: 7, reply: 'Hel', warnings: [] }),
+      ]),
+    );
+    const events = await turn(options, 'run.finished');
+
+    expect(calls[0].url).toBe('/api/workflows/5/chat/stream/');
+    expect(calls[0].init.headers).toMatchObject({ Accept: 'text/event-stream, application/json', 'X-CSRFToken': 'tok', 'Content-Type': 'application/json' });
+    expect(JSON.parse(calls[0].init.body as string)).toEqual({ message: 'hi', thread: null });
+    expect(events.map((e) => e.type)).toEqual(['thread.created', 'accepted', 'node.started', 'llm.token', 'memory.warning', 'node.finished', 'run.finished']);
+    expect(events[1].data).toEqual({ run: 7, client_id: 'c1', thread: '3' });
+    expect(events[4].data).toMatchObject({ node: 'summary_1', message: 'summarization timed out' });
+  });
+
+  it('turns a refused request into an error for that message, with the validation errors', async () => {
+    const errors = [{ node: 'llm_1', field: 'model', message: 'model is required' }];
+    stubFetch(() => new Response(JSON.stringify({ errors }), { status: 400 }));
+    const [event] = await turn(options, 'error');
+    expect(event).toEqual({ type: 'error', data: { code: 'http_400', message: 'model is required', client_id: 'c1', errors } });
+  });
+});
