@@ -25,6 +25,12 @@ def test_the_weights_ship_in_a_package():
     assert "smollm2" in local_model.known_models()
 
 
+def test_a_missing_model_file_is_reported(monkeypatch):
+    monkeypatch.setenv("SKEIN_LOCAL_MODEL_PATH", "/nonexistent/model.gguf")
+    with pytest.raises(local_model.LocalModelUnavailable, match="SKEIN_LOCAL_MODEL_PATH"):
+        local_model.model_path()
+
+
 def test_the_model_is_loaded_once_per_process():
     model = local_model.get_model()
     assert local_model.get_model() is model

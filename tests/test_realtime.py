@@ -45,7 +45,7 @@ def test_the_owner_receives_a_threads_events_in_order(user, chatbot, chat, fake_
 
     async def scenario():
         comm = communicator(f"/ws/threads/{thread}/", origin="http://testserver", cookie=cookie)
-        connected, _ = await comm.connect()
+        connected, _ = await comm.connect(timeout=30)
         assert connected
         from channels.db import database_sync_to_async
 
@@ -80,7 +80,7 @@ def test_the_thread_socket_is_owner_only(user, other_user, chatbot, chat):
 
     async def scenario(cookie, origin="http://testserver"):
         comm = communicator(f"/ws/threads/{thread}/", origin=origin, cookie=cookie)
-        result = await comm.connect()
+        result = await comm.connect(timeout=30)
         await comm.disconnect()
         return result
 
@@ -102,11 +102,11 @@ def test_the_run_socket_is_owner_only_and_forwards_its_events(user, other_user, 
 
     async def scenario(cookie):
         comm = communicator(f"/ws/runs/{run}/", origin="http://testserver", cookie=cookie)
-        connected, code = await comm.connect()
+        connected, code = await comm.connect(timeout=30)
         if not connected:
             return code
         await database_sync_to_async(events.publish, thread_sensitive=False)(events.MEMORY_WARNING, {"node": "m", "message": "w"}, run_id=run, now=True)
-        message = await comm.receive_json_from(timeout=5)
+        message = await comm.receive_json_from(timeout=30)
         await comm.disconnect()
         return message
 

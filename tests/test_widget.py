@@ -23,9 +23,9 @@ def run_sync(coroutine_function):
 
 async def connect(key, **kwargs):
     comm = communicator(f"/ws/widget/{key}/", **kwargs)
-    connected, code = await comm.connect()
+    connected, code = await comm.connect(timeout=30)
     assert connected, code
-    ready = await comm.receive_json_from(timeout=5)
+    ready = await comm.receive_json_from(timeout=30)
     assert ready["type"] == "ready"
     return comm, ready
 
@@ -82,7 +82,7 @@ def test_rotating_the_key_retires_the_old_one(api, published):
 
     async def scenario():
         comm = communicator(f"/ws/widget/{old}/")
-        assert await comm.connect() == (False, 4404)
+        assert await comm.connect(timeout=30) == (False, 4404)
         comm, _ = await connect(new)
         await comm.disconnect()
 
@@ -266,7 +266,7 @@ def test_origin_refused_at_handshake(api, published):
     async def scenario():
         for origin in ["http://evil.test", "http://site.test:8080", "https://example.org", None]:
             comm = communicator(f"/ws/widget/{published['key']}/", origin=origin)
-            assert await comm.connect() == (False, 4403), origin
+            assert await comm.connect(timeout=30) == (False, 4403), origin
         for origin in [SITE, "https://shop.example.org", "http://SITE.test:80"]:
             comm, _ = await connect(published["key"], origin=origin)
             await comm.disconnect()
@@ -279,8 +279,8 @@ def test_unknown_key_and_unpublished_workflow_are_refused(api, chatbot):
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]
 
     async def scenario():
-        assert await communicator("/ws/widget/wk_unknown/").connect() == (False, 4404)
-        assert await communicator(f"/ws/widget/{key}/").connect() == (False, 4409)
+        assert await communicator("/ws/widget/wk_unknown/").connect(timeout=30) == (False, 4404)
+        assert await communicator(f"/ws/widget/{key}/").connect(timeout=30) == (False, 4409)
 
     run_sync(scenario)
 
@@ -321,10 +321,10 @@ def test_bad_messages_get_clear_errors(published):
             ({"type": "dance"}, "bad_request"),
         ]:
             await comm.send_json_to(payload)
-            error = await comm.receive_json_from(timeout=5)
+            error = await comm.receive_json_from(timeout=30)
             assert error["type"] == "error" and error["data"]["code"] == code, (payload, error)
         await comm.send_json_to({"type": "ping"})
-        assert await comm.receive_json_from(timeout=5) == {"type": "pong", "data": {}}
+        assert await comm.receive_json_from(timeout=30) == {"type": "pong", "data": {}}
         await comm.disconnect()
 
     run_sync(scenario)
