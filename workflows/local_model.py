@@ -114,10 +114,14 @@ class LocalModel:
         return self._llama
 
     def close(self) -> None:
-        with self._load_lock, self._generate_lock:
+        if not self._generate_lock.acquire(timeout=5):  # still generating: leave it to the process's end
+            return
+        try:
             llama, self._llama = self._llama, None
             if llama is not None:
                 llama.close()
+        finally:
+            self._generate_lock.release()
 
     def _load(self):
         try:
@@ -268,6 +272,10 @@ class LocalLLM(CustomLLM):
 
     def _generate(self, model, messages, optional_params, timeout, result):
         self._check(model)
+        try:
+            get_model().load()  # here, not on the first chunk: a missing model fails the call at once, clearly
+        except LocalModelUnavailable as exc:
+            raise CustomLLMError(400, str(exc)) from exc
         wait = timeout if isinstance(timeout, (int, float)) else None
         stop = optional_params.get("stop")
         return get_model().generate(
