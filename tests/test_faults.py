@@ -36,7 +36,7 @@ def test_a_worker_killed_mid_turn_finishes_the_turn_exactly_once(require_postgre
     web, base = start_daphne(env, tmp_path)
     pool = concurrent.futures.ThreadPoolExecutor(1)
     try:
-        token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}).json()["token"]
+        token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
         answer = pool.submit(
             httpx.post, f"{base}/api/workflows/{workflow.pk}/chat/", json={"message": "hello"},
             headers={"Authorization": f"Token {token}"}, timeout=180,

@@ -32,7 +32,7 @@ def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, dj
 @pytest.fixture
 def client(stack, user):
     base = stack["base"]
-    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}).json()["token"]
+    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
     with httpx.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60) as http:
         yield http
 

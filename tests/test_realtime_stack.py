@@ -65,8 +65,8 @@ def stack(django_db_setup, django_db_blocker, tmp_path_factory):
 
 def test_widget_tokens_arrive_in_order_through_worker_and_redis(stack, published, fake_llm):
     fake_llm.responder = lambda request: Reply(text=REPLY, token_delay=TOKEN_DELAY)
-    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=10) as ws:
-        assert json.loads(ws.recv(timeout=10))["type"] == "ready"
+    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=30) as ws:
+        assert json.loads(ws.recv(timeout=30))["type"] == "ready"
         ws.send(json.dumps({"type": "message", "text": "count", "thread": None, "client_id": "m1"}))
         messages = [m for _, m in receive(ws, lambda m: m["type"] in ("run.finished", "run.failed", "error"))]
         types = [m["type"] for m in messages]
@@ -86,8 +86,8 @@ def test_widget_tokens_arrive_in_order_through_worker_and_redis(stack, published
         assert received[-1][1]["type"] == "run.finished"
 
     # a reload: a new socket gets the history of the thread
-    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=10) as ws:
-        ws.recv(timeout=10)
+    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=30) as ws:
+        ws.recv(timeout=30)
         ws.send(json.dumps({"type": "sync", "thread": token, "after": 0}))
         history = receive(ws, lambda m: m["type"] == "history")[-1][1]["data"]
         assert [(m["role"], m["content"]) for m in history["messages"]] == [
@@ -129,7 +129,7 @@ def test_owner_socket_and_sse_through_the_stack(stack, published, fake_llm, user
 
         # the owner's socket on that thread sees the next turn, node outputs included
         headers = {"Cookie": session_cookie(user)}
-        with connect(f"{stack['ws']}/ws/threads/{thread}/", additional_headers=headers, open_timeout=10) as ws:
+        with connect(f"{stack['ws']}/ws/threads/{thread}/", additional_headers=headers, open_timeout=30) as ws:
             reply = http.post(
                 f"/api/workflows/{workflow_id}/chat/", json={"message": "again", "thread": thread}, headers={"Authorization": f"Token {token}"}
             )
@@ -143,18 +143,18 @@ def test_owner_socket_and_sse_through_the_stack(stack, published, fake_llm, user
 def test_refused_origin_at_the_handshake(stack, published, api):
     api.patch(f"/api/workflows/{published['workflow']['id']}/widget/", {"allowed_origins": [SITE]}, format="json")
     with pytest.raises(InvalidStatus) as refused:
-        connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin="http://evil.test", open_timeout=10)
+        connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin="http://evil.test", open_timeout=30)
     assert refused.value.response.status_code == 403
-    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=10) as ws:
-        assert json.loads(ws.recv(timeout=10))["type"] == "ready"
+    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=30) as ws:
+        assert json.loads(ws.recv(timeout=30))["type"] == "ready"
 
 
 def test_an_idle_socket_stays_open(stack, published):
     """channels-redis waits for messages with a blocking BZPOPMIN of 5 s: a Redis client whose
     reads time out after 5 s (redis-py 8's default) would crash every idle consumer."""
-    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=10) as ws:
-        assert json.loads(ws.recv(timeout=10))["type"] == "ready"
+    with connect(f"{stack['ws']}/ws/widget/{published['key']}/", origin=SITE, open_timeout=30) as ws:
+        assert json.loads(ws.recv(timeout=30))["type"] == "ready"
         with pytest.raises(TimeoutError):
             ws.recv(timeout=8)  # nothing to say, and the server must not hang up meanwhile
         ws.send(json.dumps({"type": "ping"}))
-        assert json.loads(ws.recv(timeout=10)) == {"type": "pong", "data": {}}
+        assert json.loads(ws.recv(timeout=30)) == {"type": "pong", "data": {}}

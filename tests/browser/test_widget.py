@@ -60,7 +60,7 @@ def server(daphne, published, user):
 @pytest.fixture
 def site(tmp_path, server):
     """A plain page on another port with the embed snippet the app shows its owner."""
-    settings = httpx.get(f"{server['base']}/api/workflows/{server['workflow']}/widget/", headers=server["auth"]).json()
+    settings = httpx.get(f"{server['base']}/api/workflows/{server['workflow']}/widget/", headers=server["auth"], timeout=60).json()
     snippet = settings["embed_snippet"].replace("async>", 'async data-title="Shop helper" data-starters="Opening hours?|Prices?">')
     root = tmp_path / "site"
     root.mkdir()
@@ -90,7 +90,7 @@ def visitor(chromium):
 
 def allow(server, origins):
     response = httpx.patch(
-        f"{server['base']}/api/workflows/{server['workflow']}/widget/", json={"allowed_origins": origins}, headers=server["auth"]
+        f"{server['base']}/api/workflows/{server['workflow']}/widget/", json={"allowed_origins": origins}, headers=server["auth"], timeout=60
     )
     assert response.status_code == 200, response.text
 
