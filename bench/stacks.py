@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,9 +93,3 @@ def full(*, concurrency: int = 8, worker_processes: int = 1, database_url: str |
     processes.append(web)
     log(f"full stack: daphne at {base}, {worker_processes} worker process(es) x {concurrency} threads")
     return _register(Stack("full", base, env, directory, processes, concurrency, worker_processes))
-
-
-def py_spy_available() -> bool:
-    import shutil
-
-    return shutil.which("py-spy", path=os.path.dirname(os.sys.executable) + os.pathsep + os.environ.get("PATH", "")) is not None
