@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 FRONTEND_SOURCES := $(shell find frontend -path frontend/widget -prune -o -name node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
 WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -path frontend/widget/dist -prune -o -type f -print 2>/dev/null)
 
-.PHONY: run test setup frontend worker beat web migrate bootstrap system-deps browser-deps clean
+.PHONY: run test bench bench-quick setup frontend worker beat web migrate bootstrap system-deps browser-deps clean
 
 run: setup frontend migrate bootstrap
 	@echo "Skein (embedded mode) on http://$(HOST):$(PORT)/"
@@ -22,13 +22,21 @@ test: setup frontend browser-deps
 	cd frontend/widget && npm test
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/pytest $(PYTEST_ARGS)
 
+# Side-by-side benchmarks (bench/README.md): `bench` measures and writes bench/RESULTS.md;
+# `bench-quick` is CI's smoke run (tiny sizes, every code path, asserts no speed).
+bench: setup frontend browser-deps
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+bench-quick: setup frontend browser-deps
+	$(BIN)/python -m bench --quick $(BENCH_ARGS)
+
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || $(MAKE) system-deps
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,build]'
+	$(BIN)/pip install --quiet -e '.[test,build,bench]'
 	touch $@
 
 system-deps:

@@ -153,7 +153,7 @@ def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
     run = Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat",
                              input="second", status=Run.Status.RUNNING, attempts=1)
     with transaction.atomic():
-        services._transcript_append(thread, run=run, role="user", content="second")
+        services._transcript_append(run, role="user", content="second")
     RunStep.objects.create(run=run, node="chat", type="trigger.chat", position=1, status="running")
 
     services.turn_process(run_id=run.pk)

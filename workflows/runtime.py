@@ -24,6 +24,7 @@ class TurnRuntime:
         self.payload = run.payload or {}
         self.warnings: list[dict] = list(run.warnings or [])
         self._position = 0
+        self._steps: dict[str, RunStep] = {}
         self._providers: dict[int, Provider] = {}
         self._usage_lock = threading.Lock()
         self.prompt_tokens = 0
@@ -76,33 +77,38 @@ class TurnRuntime:
         return send
 
     # --- steps ----------------------------------------------------------------------------------
+    # Steps are kept here and written in one insert by the run's final transaction (``steps_save``):
+    # a turn then commits three times, not twice per node. While it runs, its events show progress.
     def node_started(self, node_id: str, node_type: str, input_text: str) -> None:
         self._position += 1
-        RunStep.objects.update_or_create(
-            run=self.run,
-            node=node_id,
-            defaults=dict(
-                type=node_type, position=self._position, status=RunStep.Status.RUNNING, input=storable(input_text), started=timezone.now()
-            ),
+        self._steps[node_id] = RunStep(
+            run_id=self.run.pk, node=node_id, type=node_type, position=self._position, status=RunStep.Status.RUNNING,
+            input=storable(input_text), started=timezone.now(),
         )
         self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
 
     def node_finished(self, node_id: str, node_type: str, output_text: str, details: dict, duration_ms: int) -> None:
-        RunStep.objects.filter(run=self.run, node=node_id).update(
-            status=RunStep.Status.SUCCEEDED, output=storable(output_text), details=storable_json(details), duration_ms=duration_ms
-        )
+        self._step_end(node_id, RunStep.Status.SUCCEEDED, duration_ms, output=storable(output_text), details=storable_json(details))
         self._publish(
             events.NODE_FINISHED,
             {"node": node_id, "type": node_type, "status": "succeeded", "duration_ms": duration_ms, "output": output_text[:2000], "details": details},
         )
 
     def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:
-        RunStep.objects.filter(run=self.run, node=node_id).update(
-            status=RunStep.Status.FAILED, error=storable(error), duration_ms=duration_ms
-        )
+        self._step_end(node_id, RunStep.Status.FAILED, duration_ms, error=storable(error))
         self._publish(
             events.NODE_FINISHED, {"node": node_id, "type": node_type, "status": "failed", "duration_ms": duration_ms, "error": error}
         )
+
+    def _step_end(self, node_id: str, status: str, duration_ms: int, **fields) -> None:
+        step = self._steps[node_id]
+        step.status, step.duration_ms = status, duration_ms
+        for name, value in fields.items():
+            setattr(step, name, value)
+
+    def steps_save(self) -> None:
+        """The run's trace, written by the transaction that finishes the run."""
+        RunStep.objects.bulk_create(self._steps.values())
 
     def warn(self, node_id: str | None, message: str) -> None:
         warning = {"node": node_id, "message": message}

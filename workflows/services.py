@@ -164,7 +164,13 @@ def run_create(
 
 
 def draft_for_run(*, workflow: Workflow) -> WorkflowVersion:
-    """The draft's snapshot, if it is valid enough to run (``InvalidWorkflow`` otherwise)."""
+    """The draft's snapshot, if it is valid enough to run (``InvalidWorkflow`` otherwise).
+
+    A snapshot exists only for a revision that passed validation, so later turns on the same
+    revision skip it (a provider deleted since then fails the run with a clear step error)."""
+    existing = WorkflowVersion.objects.filter(workflow=workflow, draft_revision=workflow.revision).first()
+    if existing is not None:
+        return existing
     issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
     if issues:
         raise InvalidWorkflow(issues)
@@ -265,8 +271,8 @@ def run_execute(*, run_id: int) -> None:
         run.attempts += 1
         run.started = timezone.now()
         run.save(update_fields=["status", "attempts", "started"])
-        if run.thread_id and run.input:
-            _transcript_append(run.thread, run=run, role=Message.Role.USER, content=run.input)
+        if run.thread_id and run.input and not (run.attempts > 1 and run.messages.filter(role=Message.Role.USER).exists()):
+            _transcript_append(run, role=Message.Role.USER, content=run.input)  # once, also when re-run
         events.publish(events.RUN_STARTED, {"trigger": run.trigger, "thread": run.thread_id}, run_id=run.pk, thread_id=run.thread_id)
 
     from .runtime import TurnRuntime
@@ -288,9 +294,11 @@ def run_execute(*, run_id: int) -> None:
 def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
     """Record the outcome, the reply in the transcript and the turn in the global history, at once."""
     with transaction.atomic():
+        if runtime is not None:
+            runtime.steps_save()
         if run.thread_id:
             if reply:
-                _transcript_append(run.thread, run=run, role=Message.Role.ASSISTANT, content=reply)
+                _transcript_append(run, role=Message.Role.ASSISTANT, content=reply)
             history = memory_services.history_get_or_create(
                 workflow_id=run.workflow_id, kind="global", name="", key=f"thread:{run.thread_id}"
             )
@@ -317,11 +325,12 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
         transaction.on_commit(lambda: signal_run_done(run.pk))
 
 
-def _transcript_append(thread: Thread, *, run: Run, role: str, content: str) -> Message:
-    existing = Message.objects.filter(run=run, role=role).first()
-    if existing:  # a re-executed turn keeps the message it already wrote
-        return existing
-    locked = Thread.objects.select_for_update().get(pk=thread.pk)
-    seq = locked.last_seq + 1
-    Thread.objects.filter(pk=locked.pk).update(last_seq=seq, updated=timezone.now())
-    return Message.objects.create(thread_id=thread.pk, seq=seq, role=role, content=storable(content), run=run)
+def _transcript_append(run: Run, *, role: str, content: str) -> Message:
+    """Append to the run's thread; the caller holds the thread's turn lock, so no one else appends
+    meanwhile (the conditional update proves it, rather than trusting it)."""
+    seq = run.thread.last_seq + 1
+    moved = Thread.objects.filter(pk=run.thread_id, last_seq=seq - 1).update(last_seq=seq, updated=timezone.now())
+    if not moved:
+        raise RuntimeError(f"thread {run.thread_id} was appended to by someone else during run {run.pk}")
+    run.thread.last_seq = seq
+    return Message.objects.create(thread_id=run.thread_id, seq=seq, role=role, content=storable(content), run=run)

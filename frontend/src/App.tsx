@@ -1,36 +1,42 @@
-import { useEffect, type ReactNode } from 'react';
+import { lazy, type ReactNode } from 'react';
 import { LoginPage } from './auth/LoginPage';
 import { useSession } from './auth/session';
 import { EditorPage } from './editor/EditorPage';
-import { MemoryPage } from './memory/MemoryPage';
-import { ProvidersPage } from './providers/ProvidersPage';
 import { match, useLocation } from './router';
-import { RunPage } from './runs/RunPage';
-import { RunsPage } from './runs/RunsPage';
-import { Toaster } from './ui/toast';
 import { AppShell } from './ui/AppShell';
+import { Deferred } from './ui/Deferred';
+import { Toaster } from './ui/toast';
 import { WorkflowsPage } from './workflows/WorkflowsPage';
+
+// The editor and the workflow list come with the app; the other pages load when first opened.
+const RunsPage = lazy(() => import('./runs/RunsPage').then((m) => ({ default: m.RunsPage })));
+const RunPage = lazy(() => import('./runs/RunPage').then((m) => ({ default: m.RunPage })));
+const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ default: m.MemoryPage })));
+const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
+
+function shell(page: ReactNode): ReactNode {
+  return (
+    <AppShell>
+      <Deferred>{page}</Deferred>
+    </AppShell>
+  );
+}
 
 function routeFor(pathname: string): ReactNode {
   let params: Record<string, string> | null;
   if ((params = match('/workflows/:id', pathname))) return <EditorPage key={params.id} workflowId={Number(params.id)} />;
-  if ((params = match('/workflows/:id/runs', pathname)))
-    return <AppShell><RunsPage workflowId={Number(params.id)} /></AppShell>;
-  if (match('/runs', pathname)) return <AppShell><RunsPage /></AppShell>;
-  if ((params = match('/runs/:id', pathname))) return <AppShell><RunPage key={params.id} runId={Number(params.id)} /></AppShell>;
-  if ((params = match('/threads/:id/memory', pathname)))
-    return <AppShell><MemoryPage key={params.id} threadId={Number(params.id)} /></AppShell>;
-  if (match('/providers', pathname)) return <AppShell><ProvidersPage /></AppShell>;
+  if ((params = match('/workflows/:id/runs', pathname))) return shell(<RunsPage workflowId={Number(params.id)} />);
+  if (match('/runs', pathname)) return shell(<RunsPage />);
+  if ((params = match('/runs/:id', pathname))) return shell(<RunPage key={params.id} runId={Number(params.id)} />);
+  if ((params = match('/threads/:id/memory', pathname))) return shell(<MemoryPage key={params.id} threadId={Number(params.id)} />);
+  if (match('/providers', pathname)) return shell(<ProvidersPage />);
   return <AppShell><WorkflowsPage /></AppShell>;
 }
 
+/** The app; main.tsx starts the session check before mounting it. */
 export function App() {
-  const { status, check } = useSession();
+  const status = useSession((s) => s.status);
   const { pathname } = useLocation();
-
-  useEffect(() => {
-    void check();
-  }, [check]);
 
   let page: ReactNode;
   if (status === 'loading') page = <div className="page-loading">Loading…</div>;

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
+import kombu.exceptions
+import redis
+from django.db import InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
@@ -9,6 +14,18 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from workflows.engine.graph import GraphShapeError
 from workflows.services import InvalidWorkflow, NoTrigger, StaleRevision
+
+logger = logging.getLogger("skein.api")
+
+# A backing service that is down or was just restarted (the database, Redis as broker or cache):
+# the client may retry, so say so, in JSON, rather than answer a bare 500.
+UNAVAILABLE = {
+    OperationalError: "the database",
+    InterfaceError: "the database",
+    redis.exceptions.ConnectionError: "Redis",
+    redis.exceptions.TimeoutError: "Redis",
+    kombu.exceptions.OperationalError: "the task queue",
+}
 
 
 class Conflict(APIException):
@@ -25,4 +42,12 @@ def exception_handler(exc, context):
         return Response({"detail": str(exc), "errors": [{"node": None, "field": "graph", "message": str(exc)}]}, status=400)
     if isinstance(exc, NoTrigger):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    for kind, service in UNAVAILABLE.items():
+        if isinstance(exc, kind):
+            logger.warning("%s is unavailable: %s: %s", service, type(exc).__name__, exc)
+            return Response(
+                {"detail": f"{service} is unavailable right now; try again in a moment", "code": "unavailable"},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": "5"},
+            )
     return drf_exception_handler(exc, context)

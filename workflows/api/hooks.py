@@ -9,10 +9,11 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors, services, triggers
+from workflows import selectors, triggers
 from workflows.models import Webhook
 
 from .fields import TurnResultSerializer, turn_result
+from .waits import turn_wait
 
 
 class RawBodyParser(BaseParser):
@@ -62,7 +63,7 @@ class WebhookView(APIView):
         except triggers.WebhookRejected as rejected:
             return Response({"detail": rejected.message}, status=rejected.status)
         if request.query_params.get("wait") in ("1", "true", "yes"):
-            run = services.run_wait(run=run, timeout=settings.SKEIN_WEBHOOK_WAIT_S)
+            run = turn_wait(run=run, timeout=settings.SKEIN_WEBHOOK_WAIT_S)
             if run.is_done:
                 return Response(turn_result(run), status=200)
         headers = {} if created else {"Idempotent-Replayed": "true"}

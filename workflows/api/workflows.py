@@ -9,6 +9,7 @@ from workflows import selectors, services, triggers
 from workflows.engine.registry import all_node_types
 
 from .fields import GraphField, IssueSerializer, TurnResultSerializer, turn_result
+from .waits import turn_wait
 
 
 class WorkflowOutput(serializers.Serializer):
@@ -144,8 +145,7 @@ class ChatView(APIView):
             if thread is None:
                 raise NotFound("no such thread for this workflow")
         run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
-        run = services.run_wait(run=run)
-        return Response(turn_result(run))
+        return Response(turn_result(turn_wait(run=run)))
 
 
 class ManualRunInput(serializers.Serializer):
@@ -161,4 +161,4 @@ class ManualRunView(APIView):
         data = ManualRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         run = services.manual_start(workflow=workflow, message=data.validated_data["message"])
-        return Response(turn_result(services.run_wait(run=run)))
+        return Response(turn_result(turn_wait(run=run)))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from jinja2 import StrictUndefined, TemplateError
+from functools import lru_cache
+
+from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import Field
 
@@ -10,6 +12,12 @@ from workflows.engine.registry import FlowValue, NodeError, Params
 from workflows.engine.services import ModelRef
 
 _jinja = ImmutableSandboxedEnvironment(autoescape=False, undefined=StrictUndefined)
+
+
+@lru_cache(maxsize=1024)
+def _compiled(template: str) -> Template:
+    """Compiling costs milliseconds and prompts rarely change: each is compiled once per process."""
+    return _jinja.from_string(template)
 
 
 class ModelParams(Params):
@@ -30,7 +38,7 @@ def joined_text(inputs: dict[str, list[FlowValue]], port: str = "input") -> str:
 def render(template: str, *, input_text: str, payload: dict, messages: list | None = None) -> str:
     """Render a user-written template in a sandbox: no attribute tricks, no file or module access."""
     try:
-        return _jinja.from_string(template).render(input=input_text, payload=payload, messages=messages or [])
+        return _compiled(template).render(input=input_text, payload=payload, messages=messages or [])
     except TemplateError as exc:
         raise NodeError(f"template error: {exc}") from exc
 

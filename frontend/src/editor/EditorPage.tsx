@@ -1,20 +1,24 @@
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { lazy, useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Provider } from '../api/types';
 import { Link } from '../router';
 import { TopBar } from '../ui/AppShell';
+import { Deferred } from '../ui/Deferred';
 import { ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { download, exportFilename, toExport } from '../workflows/transfer';
 import { Canvas, FIT_OPTIONS } from './Canvas';
+import { loadEditorData } from './data';
 import { registerNodeTypes } from './GenericNode';
 import { useAutosave, useEditorShortcuts, saveNow } from './hooks';
 import { Inspector } from './Inspector';
 import { Palette } from './Palette';
 import { saveStatus, toGraph, useEditor } from './store';
-import { TestPanel } from './TestPanel';
-import { SharePanel } from '../publish/SharePanel';
+
+// Loaded when first opened: the test chat (the widget's chat view) and the Share / Triggers panel.
+const TestPanel = lazy(() => import('./TestPanel').then((m) => ({ default: m.TestPanel })));
+const SharePanel = lazy(() => import('../publish/SharePanel').then((m) => ({ default: m.SharePanel })));
 
 type Loaded = { status: 'loading' } | { status: 'ready' } | { status: 'error'; error: Error };
 
@@ -25,11 +29,7 @@ export function EditorPage({ workflowId }: { workflowId: number }) {
   const load = useCallback(async () => {
     setLoaded({ status: 'loading' });
     try {
-      const [specs, workflow, providerList] = await Promise.all([
-        api.nodeTypes(),
-        api.workflow(workflowId),
-        api.providers().catch(() => [] as Provider[]),
-      ]);
+      const { specs, workflow, providers: providerList } = await loadEditorData(workflowId);
       registerNodeTypes([...specs.map((s) => s.type), ...(workflow.graph?.nodes ?? []).map((n) => n.type)]);
       useEditor.getState().setSpecs(specs);
       useEditor.getState().load(workflow);
@@ -81,6 +81,8 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
   const selectedId = useEditor((s) => (s.nodes.filter((n) => n.selected).length === 1 ? s.nodes.find((n) => n.selected)!.id : null));
   const issueCount = useEditor((s) => s.issues.length);
   const [tab, setTab] = useState<'inspect' | 'test'>('inspect');
+  // The test chat is set up the first time its tab opens, and then kept (with its conversation).
+  const [testOpened, setTestOpened] = useState(false);
   const { screenToFlowPosition } = useReactFlow();
   const canvasRef = useRef<HTMLDivElement>(null);
 
@@ -116,7 +118,7 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
             <button role="tab" aria-selected={tab === 'inspect'} className={tab === 'inspect' ? 'active' : ''} onClick={() => setTab('inspect')}>
               {selectedId ? 'Node' : 'Workflow'}
             </button>
-            <button role="tab" aria-selected={tab === 'test'} className={tab === 'test' ? 'active' : ''} onClick={() => setTab('test')}>
+            <button role="tab" aria-selected={tab === 'test'} className={tab === 'test' ? 'active' : ''} onClick={() => { setTab('test'); setTestOpened(true); }}>
               Test chat
             </button>
           </div>
@@ -124,7 +126,11 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
             <Inspector providers={providers} />
           </div>
           <div className="tab-body tab-body-chat" hidden={tab !== 'test'}>
-            <TestPanel workflowId={workflowId} />
+            {testOpened && (
+              <Deferred>
+                <TestPanel workflowId={workflowId} />
+              </Deferred>
+            )}
           </div>
         </aside>
       </div>
@@ -231,7 +237,11 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
           {publishing ? 'Publishing…' : publishedVersion ? `Publish (live: v${publishedVersion})` : 'Publish'}
         </button>
       </div>
-      {sharing && <SharePanel workflowId={workflowId} onClose={() => setSharing(false)} />}
+      {sharing && (
+        <Deferred fallback={null}>
+          <SharePanel workflowId={workflowId} onClose={() => setSharing(false)} />
+        </Deferred>
+      )}
     </div>
   );
 }

@@ -3,15 +3,24 @@
 // resource outputs on top and resource inputs at the bottom, so attached memories and models
 // hang under the node that uses them.
 import { Handle, Position, useUpdateNodeInternals, type NodeProps, type NodeTypes } from '@xyflow/react';
-import { memo, useEffect, useMemo, useRef } from 'react';
-import { useShallow } from 'zustand/react/shallow';
-import type { PortSpec, ValidationIssue } from '../api/types';
+import { memo, useEffect, useRef } from 'react';
+import type { JSONSchema, PortSpec, ValidationIssue } from '../api/types';
 import { defaultsFor } from '../schema/schema';
 import { categoryClass } from './categories';
 import { inputPorts, isResource, outputPorts } from './ports';
-import { useEditor, type FlowNode } from './store';
+import { issuesOf, useEditor, type FlowNode } from './store';
 
-const NO_ISSUES: ValidationIssue[] = [];
+/** Each type's param defaults, read once per schema (only read here, never handed out to edit). */
+const schemaDefaults = new WeakMap<JSONSchema, Record<string, unknown>>();
+
+function defaultsOf(schema: JSONSchema): Record<string, unknown> {
+  let defaults = schemaDefaults.get(schema);
+  if (!defaults) {
+    defaults = defaultsFor(schema);
+    schemaDefaults.set(schema, defaults);
+  }
+  return defaults;
+}
 
 function summaryOf(data: Record<string, unknown>): string | null {
   if (typeof data.model === 'string' && data.model) return data.model;
@@ -70,8 +79,7 @@ function ResourcePorts({ ports, side, nodeIssues }: { ports: PortSpec[]; side: '
 
 function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
   const spec = useEditor((s) => s.specs[type]);
-  const issues = useEditor(useShallow((s) => s.issues.filter((i) => i.node === id)));
-  const stableIssues = issues.length ? issues : NO_ISSUES;
+  const issues: ValidationIssue[] = useEditor((s) => issuesOf(s.issues, id));
   const run = useEditor((s) => s.runState[id]);
   const updateNodeInternals = useUpdateNodeInternals();
 
@@ -92,21 +100,20 @@ function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
     updateNodeInternals(id);
   }, [id, handleKey, updateNodeInternals]);
 
-  const portIssues = new Set(stableIssues.map((i) => i.field ?? ''));
+  const portIssues = new Set(issues.map((i) => i.field ?? ''));
   const rows = Math.max(flowIn.length, flowOut.length);
-  const defaults = useMemo(() => (spec ? defaultsFor(spec.params_schema) : {}), [spec]);
-  const summary = summaryOf({ ...defaults, ...data });
+  const summary = summaryOf(spec ? { ...defaultsOf(spec.params_schema), ...data } : data);
   const classes = [
     'sk-node',
     categoryClass(spec?.category),
     selected ? 'selected' : '',
-    stableIssues.length ? 'sk-node-invalid' : '',
+    issues.length ? 'sk-node-invalid' : '',
     run ? `sk-run-${run.status}` : '',
     run?.warnings.length ? 'sk-run-warning' : '',
   ];
 
   return (
-    <div className={classes.filter(Boolean).join(' ')} data-testid={`node-${id}`} data-run-status={run?.status ?? ''} data-invalid={stableIssues.length > 0}>
+    <div className={classes.filter(Boolean).join(' ')} data-testid={`node-${id}`} data-run-status={run?.status ?? ''} data-invalid={issues.length > 0}>
       <ResourcePorts ports={resOut} side="top" nodeIssues={portIssues} />
       <div className="sk-node-header">
         <span className="sk-node-dot" aria-hidden="true" />
@@ -130,13 +137,13 @@ function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
         </div>
       )}
       {spec?.dynamic_outputs && flowOut.length === 0 && <div className="sk-node-msg sk-msg-error">Add a route to connect this router</div>}
-      {stableIssues.slice(0, 3).map((issue, i) => (
+      {issues.slice(0, 3).map((issue, i) => (
         <div key={i} className="sk-node-msg sk-msg-error" data-testid="node-error">
           {issue.field ? <b>{issue.field}: </b> : null}
           {issue.message}
         </div>
       ))}
-      {stableIssues.length > 3 && <div className="sk-node-msg sk-msg-error">+{stableIssues.length - 3} more</div>}
+      {issues.length > 3 && <div className="sk-node-msg sk-msg-error">+{issues.length - 3} more</div>}
       {run?.error && (
         <div className="sk-node-msg sk-msg-error" data-testid="node-run-error">
           {run.error}
@@ -152,7 +159,16 @@ function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
   );
 }
 
-export const GenericNode = memo(GenericNodeView);
+/**
+ * What the node draws from its props: React Flow also passes its position, size and z-index,
+ * which change on every drag frame and when the node is measured but are not drawn here, so
+ * they do not re-render it (the wrapper around it moves it).
+ */
+function sameDrawing(before: NodeProps<FlowNode>, after: NodeProps<FlowNode>): boolean {
+  return before.id === after.id && before.type === after.type && before.data === after.data && before.selected === after.selected;
+}
+
+export const GenericNode = memo(GenericNodeView, sameDrawing);
 
 /**
  * React Flow's `nodeTypes`, defined once outside components: every registered type name maps to

@@ -8,7 +8,7 @@ import { Link } from '../router';
 import { SchemaForm, unplacedIssues } from '../schema/SchemaForm';
 import { formatDuration } from '../ui/format';
 import { categoryClass } from './categories';
-import { useEditor, type FlowNode } from './store';
+import { issuesOf, useEditor, type FlowNode } from './store';
 
 const COMMON_MODELS = [
   'gpt-4o-mini',
@@ -23,15 +23,29 @@ const COMMON_MODELS = [
 ];
 
 export function Inspector({ providers }: { providers: Provider[] }) {
-  const selected = useEditor(useShallow((s) => s.nodes.filter((n) => n.selected)));
-  if (selected.length === 1) return <NodeInspector key={selected[0].id} node={selected[0]} providers={providers} />;
+  // The selected ids, not the nodes: a node dragged around is a new object on every frame.
+  const selected = useEditor(useShallow((s) => s.nodes.filter((n) => n.selected).map((n) => n.id)));
+  if (selected.length === 1) return <SelectedNode key={selected[0]} id={selected[0]} providers={providers} />;
   if (selected.length > 1) return <MultiSelection count={selected.length} />;
   return <WorkflowOverview />;
 }
 
-function NodeInspector({ node, providers }: { node: FlowNode; providers: Provider[] }) {
+/** The selected node as the inspector draws it: its id, type and params (not where it is). */
+function SelectedNode({ id, providers }: { id: string; providers: Provider[] }) {
+  const node = useEditor(
+    useShallow((s) => {
+      const found = s.nodes.find((n) => n.id === id);
+      return found ? { id: found.id, type: found.type, data: found.data } : null;
+    }),
+  );
+  return node ? <NodeInspector node={node} providers={providers} /> : null;
+}
+
+type InspectedNode = Pick<FlowNode, 'id' | 'type' | 'data'>;
+
+function NodeInspector({ node, providers }: { node: InspectedNode; providers: Provider[] }) {
   const spec = useEditor((s) => s.specs[node.type ?? '']);
-  const issues = useEditor(useShallow((s) => s.issues.filter((i) => i.node === node.id)));
+  const issues = useEditor((s) => issuesOf(s.issues, node.id));
   const run = useEditor((s) => s.runState[node.id]);
   const lastRunId = useEditor((s) => s.lastRunId);
   const updateNodeData = useEditor((s) => s.updateNodeData);
@@ -113,7 +127,7 @@ function NodeInspector({ node, providers }: { node: FlowNode; providers: Provide
   );
 }
 
-function PortsHelp({ node }: { node: FlowNode }) {
+function PortsHelp({ node }: { node: InspectedNode }) {
   const spec = useEditor((s) => s.specs[node.type ?? '']);
   const resources = [...(spec?.inputs ?? []), ...(spec?.outputs ?? [])].filter((p) => p.kind !== 'flow');
   if (!resources.length) return null;

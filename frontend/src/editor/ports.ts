@@ -3,11 +3,25 @@
 // The connection rule lives here too (one place; the store's isValidConnection calls it).
 import type { GraphEdge, NodeParams, NodeTypeSpec, PortKind, PortSpec } from '../api/types';
 
+const NO_PORTS: PortSpec[] = [];
+/** Dynamic outputs by the list they are read from: node data is never changed in place, so a list
+ * keeps its ports (drawing and decorating edges ask for them often, e.g. on every drag frame). */
+const dynamicPorts = new WeakMap<unknown[], PortSpec[]>();
+
 export function outputPorts(spec: NodeTypeSpec | undefined, data: NodeParams): PortSpec[] {
-  if (!spec) return [];
+  if (!spec) return NO_PORTS;
   if (!spec.dynamic_outputs) return spec.outputs;
   const items = data[spec.dynamic_outputs];
-  if (!Array.isArray(items)) return [];
+  if (!Array.isArray(items)) return NO_PORTS;
+  let ports = dynamicPorts.get(items);
+  if (!ports) {
+    ports = portsOfItems(items);
+    dynamicPorts.set(items, ports);
+  }
+  return ports;
+}
+
+function portsOfItems(items: unknown[]): PortSpec[] {
   const seen = new Set<string>();
   const ports: PortSpec[] = [];
   for (const item of items) {

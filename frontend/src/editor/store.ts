@@ -463,12 +463,26 @@ export function saveStatus(s: Pick<EditorState, 'conflict' | 'saving' | 'saveErr
   return s.changeCount === s.savedCount ? 'saved' : 'unsaved';
 }
 
-/** Issues grouped by node id ('' for graph-level ones). */
+const issueIndex = new WeakMap<ValidationIssue[], Map<string, ValidationIssue[]>>();
+const NO_ISSUES: ValidationIssue[] = [];
+
+/** Issues grouped by node id ('' for graph-level ones), grouped once per issues list. */
 export function issuesByNode(issues: ValidationIssue[]): Map<string, ValidationIssue[]> {
-  const map = new Map<string, ValidationIssue[]>();
-  for (const issue of issues) {
-    const key = issue.node ?? '';
-    map.set(key, [...(map.get(key) ?? []), issue]);
+  let map = issueIndex.get(issues);
+  if (!map) {
+    map = new Map();
+    for (const issue of issues) {
+      const key = issue.node ?? '';
+      const list = map.get(key);
+      if (list) list.push(issue);
+      else map.set(key, [issue]);
+    }
+    issueIndex.set(issues, map);
   }
   return map;
+}
+
+/** One node's issues: the same array for as long as the issues list is the same (a stable selector result). */
+export function issuesOf(issues: ValidationIssue[], nodeId: string): ValidationIssue[] {
+  return issuesByNode(issues).get(nodeId) ?? NO_ISSUES;
 }

@@ -1,0 +1,345 @@
+"""Infrastructure faults with real processes: Redis restarted and database connections dropped
+while turns are in flight.
+
+Each test runs the full stack (a Celery worker and daphne) and a fake model whose calls are held at
+a gate, so that several turns are provably mid-flight when the fault happens. Afterwards every run
+must have ended exactly once (succeeded, or failed with an error that says why), the transcripts
+must hold each turn's messages exactly once and in order, and a new message must work.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import shutil
+import threading
+import time
+
+import httpx
+import pytest
+from django.db import connection
+
+from tests.fakellm import Reply
+from tests.graphs import chat_graph
+from tests.stack import TEST_NAMESPACE, Process, free_port, full_stack, wait_for
+from workflows import services
+from workflows.models import Message, Run, Thread
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+WAITING = httpx.Timeout(10, read=150)  # a client that waits for the reply
+ABANDONING = httpx.Timeout(10, read=1.0)  # a client that sends and goes away (a closed tab)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+class Gate:
+    """The fake model's responder: a call whose message starts with a held prefix waits until that
+    prefix is released. Everything else (and every call once released) answers ``echo: <message>``."""
+
+    def __init__(self, *prefixes: str):
+        self.released = {prefix: threading.Event() for prefix in prefixes}
+        self.arrived: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request):
+        text = request.last_user
+        for prefix, event in self.released.items():
+            if text.startswith(prefix):
+                with self._lock:
+                    self.arrived.append(text)
+                event.wait(timeout=120)
+        return Reply(text=f"echo: {text}", token_delay=0.005)
+
+    def waiting(self) -> set[str]:
+        with self._lock:
+            return set(self.arrived)
+
+    def release(self, prefix: str | None = None) -> None:
+        for name, event in self.released.items():
+            if prefix is None or name == prefix:
+                event.set()
+
+
+class RedisServer:
+    """A private redis-server on its own port (never the shared one), without persistence: a
+    restart loses everything, as a crashed cache-only Redis does."""
+
+    def __init__(self, directory):
+        self.binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not os.access(self.binary, os.X_OK):
+            pytest.fail("this test needs redis-server (Debian package redis-server) to start a private Redis")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.directory = directory
+        self.process: Process | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--dir", str(self.directory)]
+        self.process = Process(f"redis-{self.starts}", args, dict(os.environ), self.directory)
+        wait_for(lambda: self.ping() or not self.process.alive(), timeout=30, what="redis-server to start", diagnostics=self.process.output)
+        assert self.process.alive(), self.process.output()
+
+    def ping(self) -> bool:
+        import redis
+
+        try:
+            return redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=1, retry=None).ping()
+        except redis.exceptions.RedisError:
+            return False
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no save."""
+        self.process.kill()
+        self.process.proc.wait(timeout=10)
+        assert not self.ping()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory)
+    server.start()
+    yield server
+    server.stop()
+
+
+def send_recover_turns(broker_url: str, older_than_s: float) -> None:
+    """What beat's ``skein-recover-turns`` entry sends, through the stack's broker (an operator may
+    send it at once after an outage, with a shorter age)."""
+    from celery import Celery
+
+    client = Celery("skein-test-client", broker=broker_url, set_as_current=False)
+    try:
+        client.send_task("workflows.tasks.recover_turns", kwargs={"older_than_s": older_than_s}, queue=TEST_NAMESPACE)
+    finally:
+        client.close()
+
+
+class Site:
+    """A user of the stack over HTTP (token auth), with a pool for requests sent side by side."""
+
+    def __init__(self, base: str, workflow_id: int):
+        self.base = base
+        self.workflow_id = workflow_id
+        token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60)
+        assert token.status_code == 200, token.text
+        self.headers = {"Authorization": f"Token {token.json()['token']}"}
+        self.pool = concurrent.futures.ThreadPoolExecutor(16)
+
+    def chat(self, message: str, thread: int | None = None, timeout=WAITING) -> httpx.Response:
+        body = {"message": message} | ({"thread": thread} if thread else {})
+        return httpx.post(f"{self.base}/api/workflows/{self.workflow_id}/chat/", json=body, headers=self.headers, timeout=timeout)
+
+    def send(self, message: str, thread: int | None = None, *, wait: bool = True) -> concurrent.futures.Future:
+        return self.pool.submit(self._send, message, thread, WAITING if wait else ABANDONING)
+
+    def _send(self, message, thread, timeout):
+        try:
+            return self.chat(message, thread, timeout)
+        except httpx.TimeoutException as exc:  # the abandoning client gave up, as it meant to
+            return exc
+
+    def get(self, path: str):
+        response = httpx.get(f"{self.base}{path}", headers=self.headers, timeout=60)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def runs_of(workflow_id: int, *inputs: str) -> dict[str, Run]:
+    found = {run.input: run for run in Run.objects.filter(workflow_id=workflow_id, input__in=inputs)}
+    return found if len(found) == len(inputs) else {}
+
+
+def unfinished(workflow_id: int) -> list[tuple[int, str, str]]:
+    return list(
+        Run.objects.filter(workflow_id=workflow_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).values_list("id", "input", "status")
+    )
+
+
+def assert_consistent(workflow_id: int, site: Site) -> list[Run]:
+    """Every run ended exactly once; each transcript holds each turn's messages once, in order;
+    the global memory matches the transcript; the API says the same as the database."""
+    from memory.models import History
+
+    runs = list(Run.objects.filter(workflow_id=workflow_id).order_by("id"))
+    assert runs and all(run.is_done for run in runs), [(r.pk, r.input, r.status) for r in runs]
+    for run in runs:
+        written = [(m.role, m.content) for m in Message.objects.filter(run=run).order_by("seq")]
+        if run.status == Run.Status.SUCCEEDED:
+            assert run.output == f"echo: {run.input}" and not run.error, (run.pk, run.output, run.error)
+            assert written == [("user", run.input), ("assistant", run.output)], (run.pk, written)
+        else:
+            assert run.error.strip(), f"run {run.pk} failed without saying why"
+            assert written in ([], [("user", run.input)]), (run.pk, written)
+        assert run.attempts >= 1 and run.finished is not None
+    for thread in Thread.objects.filter(workflow_id=workflow_id):
+        messages = list(thread.messages.order_by("seq"))
+        assert [m.seq for m in messages] == list(range(1, len(messages) + 1)), [m.seq for m in messages]
+        assert thread.last_seq == len(messages)
+        # turns in arrival order, each one's user message before its reply
+        order = [(m.run_id, m.role) for m in messages]
+        assert order == sorted(order, key=lambda item: (item[0], item[1] != "user")), order
+        history = History.objects.filter(workflow_id=workflow_id, kind="global", key=f"thread:{thread.pk}").first()
+        remembered = [(m.role, m.content) for m in history.messages.order_by("seq")] if history else []
+        assert remembered == [(m.role, m.content) for m in messages], (thread.pk, remembered)
+        over_api = site.get(f"/api/threads/{thread.pk}/messages/")
+        assert [(m["seq"], m["role"], m["content"]) for m in over_api] == [(m.seq, m.role, m.content) for m in messages]
+    for status in ("queued", "running"):
+        assert site.get(f"/api/runs/?workflow={workflow_id}&status={status}")["count"] == 0
+    for run in runs:
+        assert site.get(f"/api/runs/{run.pk}/")["status"] == run.status
+    return runs
+
+
+def assert_answered(response, run: Run) -> None:
+    """A waiting client got the turn's outcome: its reply, or a clear error (never a bare 500)."""
+    assert not isinstance(response, Exception), f"the client waiting for run {run.pk} got {response!r}"
+    if response.status_code == 200:
+        body = response.json()
+        assert body["run"] == run.pk and body["status"] == run.status
+        assert body["reply"] == run.output and body["error"] == run.error
+    else:
+        assert response.status_code in (502, 503, 504), (response.status_code, response.text)
+        assert response.headers["content-type"].startswith("application/json") and response.json()["detail"], response.text
+
+
+def chatbot(user, provider):
+    return services.workflow_create(owner=user, name="infra", graph=chat_graph(provider.pk, memory={"type": "memory.buffer"}))
+
+
+# --- Redis restarted ----------------------------------------------------------------------------
+def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_redis, user, provider, fake_llm, tmp_path):
+    """kill -9 of Redis (broker, channel layer, run signals, cache) while five turns wait on the
+    model and two more are queued behind them; some turns finish while Redis is down, the others
+    after it is back (empty: no persistence). Recovery is beat's ``recover_turns``, sent at once."""
+    gate = Gate("a-", "b-")
+    fake_llm.responder = gate
+    workflow = chatbot(user, provider)
+    with full_stack(connection.settings_dict["NAME"], private_redis.url, tmp_path, concurrency=16) as stack:
+        site = Site(stack["base"], workflow.pk)
+        diagnostics = lambda: stack["worker"].output() + stack["web"].output()  # noqa: E731
+        try:
+            # two conversations that already exist
+            t1 = site.chat("first one").json()["thread"]
+            t2 = site.chat("first two").json()["thread"]
+            # five turns that reach the model and wait there; "a-" ones will finish while Redis is down
+            waiting = {
+                "a-new": site.send("a-new"),
+                "a-t1": site.send("a-t1", t1),
+                "b-new": site.send("b-new"),
+                "b-t2": site.send("b-t2", t2),
+            }
+            site.send("b-abandoned", wait=False)
+            in_flight = {"a-new", "a-t1", "b-new", "b-t2", "b-abandoned"}
+            wait_for(lambda: gate.waiting() == in_flight, timeout=60, what="five turns at the model", diagnostics=diagnostics)
+            # and two queued behind turns of their threads (one waited for, one abandoned)
+            waiting["b-t1-queued"] = site.send("b-t1-queued", t1)
+            site.send("a-t2-queued", t2, wait=False)
+            runs = wait_for(lambda: runs_of(workflow.pk, "b-t1-queued", "a-t2-queued"), timeout=60, what="the queued runs")
+            assert {run.status for run in runs.values()} == {Run.Status.QUEUED}
+            assert set(Run.objects.filter(input__in=in_flight).values_list("status", flat=True)) == {Run.Status.RUNNING}
+
+            private_redis.kill()
+            gate.release("a-")  # these turns end while Redis is gone
+            wait_for(lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()), timeout=60,
+                     what="the turns that end during the outage", diagnostics=diagnostics)
+            private_redis.start()  # the same port, empty
+            gate.release("b-")
+
+            def settled():
+                if unfinished(workflow.pk):
+                    send_recover_turns(private_redis.url, older_than_s=1)
+                    return False
+                return True
+
+            wait_for(settled, timeout=60, interval=3, what=f"every run to end: {unfinished(workflow.pk)}", diagnostics=diagnostics)
+            runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
+            assert set(runs) == {"first one", "first two", "b-t1-queued", "a-t2-queued"} | in_flight
+            for message, future in waiting.items():
+                assert_answered(future.result(timeout=120), runs[message])
+            # the turns that had reached the model ran to completion (nothing was given up on)
+            assert all(runs[message].status == Run.Status.SUCCEEDED for message in in_flight), {m: runs[m].error for m in in_flight}
+
+            # the stack works as before: a new message on an old conversation, with its history
+            after = site.chat("after the restart", t1)
+            assert after.status_code == 200 and after.json()["reply"] == "echo: after the restart", after.text
+            transcript = [m["content"] for m in site.get(f"/api/threads/{t1}/messages/")]
+            assert transcript[-2:] == ["after the restart", "echo: after the restart"]
+            assert [m["content"] for m in fake_llm.requests[-1].messages[1:]] == transcript[:-1]
+            assert_consistent(workflow.pk, site)
+        finally:
+            gate.release()
+            site.close()
+
+
+# --- database connections dropped ---------------------------------------------------------------
+def terminate_other_backends() -> int:
+    """Drop every other session on this database: the worker's and daphne's, as a failover or an
+    administrator would."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_database_connections_dropped_mid_turn(require_postgres, require_redis, user, provider, fake_llm, tmp_path):
+    """Every PostgreSQL session of the worker and daphne is terminated while four turns wait on
+    the model (holding their threads' turn locks) and one more is queued behind them. Nothing is
+    sent to recover them: the worker must take them up again by itself."""
+    gate = Gate("held-")
+    fake_llm.responder = gate
+    workflow = chatbot(user, provider)
+    with full_stack(connection.settings_dict["NAME"], require_redis, tmp_path, concurrency=16) as stack:
+        site = Site(stack["base"], workflow.pk)
+        diagnostics = lambda: stack["worker"].output() + stack["web"].output()  # noqa: E731
+        try:
+            t1 = site.chat("first one").json()["thread"]
+            waiting = {
+                "held-new-1": site.send("held-new-1"),
+                "held-new-2": site.send("held-new-2"),
+                "held-t1": site.send("held-t1", t1),
+            }
+            site.send("held-abandoned", wait=False)
+            in_flight = {"held-new-1", "held-new-2", "held-t1", "held-abandoned"}
+            wait_for(lambda: gate.waiting() == in_flight, timeout=60, what="four turns at the model", diagnostics=diagnostics)
+            waiting["held-t1-queued"] = site.send("held-t1-queued", t1)
+            wait_for(lambda: runs_of(workflow.pk, "held-t1-queued"), timeout=60, what="the queued run")
+            # the turn locks are held by the worker's sessions
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                )
+                assert cursor.fetchone()[0] == 4
+
+            assert terminate_other_backends() >= 4
+            gate.release()
+
+            wait_for(lambda: not unfinished(workflow.pk), timeout=60, interval=0.5,
+                     what=f"every run to end: {unfinished(workflow.pk)}", diagnostics=diagnostics)
+            runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
+            assert set(runs) == {"first one", "held-t1-queued"} | in_flight
+            assert all(run.status == Run.Status.SUCCEEDED for run in runs.values()), {r.input: r.error for r in runs.values()}
+            for message, future in waiting.items():
+                assert_answered(future.result(timeout=120), runs[message])
+            # the interrupted turns were taken up again, not re-run from a lost queue
+            assert all(runs[message].attempts == 2 for message in in_flight), {m: runs[m].attempts for m in in_flight}
+
+            after = site.chat("after the drop", t1)
+            assert after.status_code == 200 and after.json()["reply"] == "echo: after the drop", after.text
+            assert_consistent(workflow.pk, site)
+        finally:
+            gate.release()
+            site.close()
