@@ -66,7 +66,7 @@ web: setup frontend migrate
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 worker: setup
-	$(BIN)/celery -A config worker --pool threads --concurrency $${SKEIN_WORKER_CONCURRENCY:-64} --loglevel INFO
+	$(BIN)/celery -A config worker --pool threads --concurrency $${SKEIN_WORKER_CONCURRENCY:-32} --loglevel INFO
 
 beat: setup
 	$(BIN)/celery -A config beat --scheduler django_celery_beat.schedulers:DatabaseScheduler --loglevel INFO

@@ -120,14 +120,18 @@ def _skein(stack, workflow_id: int, token: str, conversations: int, duration: fl
     runs: dict[tuple[int, int], tuple[int, float, float]] = {}  # (conversation, turn) -> (run, wall sent, wall answered)
 
     async def main():
-        limits = httpx.Limits(max_connections=conversations + 10, max_keepalive_connections=conversations + 10)
-        async with httpx.AsyncClient(base_url=stack.base, headers={"Authorization": f"Token {token}"}, limits=limits,
-                                     timeout=httpx.Timeout(300.0, connect=30.0)) as client:
+        # One client (one keep-alive connection) per conversation: a single client's connection pool
+        # spends CPU quadratic in its connections (httpcore), which made the load generator, not
+        # Skein, the bottleneck at 200 conversations.
+        clients = [httpx.AsyncClient(base_url=stack.base, headers={"Authorization": f"Token {token}"},
+                                     limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(300.0, connect=30.0))
+                   for _ in range(conversations)]
+        try:
             async def send(conversation: int, turn: int):
                 message = f"c{conversation} t{turn}"
                 sent_at = time.time()
-                response = await client.post(f"/api/workflows/{workflow_id}/chat/",
-                                             json={"message": message, "thread": threads.get(conversation)})
+                response = await clients[conversation].post(f"/api/workflows/{workflow_id}/chat/",
+                                                            json={"message": message, "thread": threads.get(conversation)})
                 answered_at = time.time()
                 if response.status_code != 200:
                     return False, f"HTTP {response.status_code}: {response.text[:150]}"
@@ -142,6 +146,8 @@ def _skein(stack, workflow_id: int, token: str, conversations: int, duration: fl
                 return True, ""
 
             return await _conversations(conversations, duration, warmup, send)
+        finally:
+            await asyncio.gather(*(client.aclose() for client in clients))
 
     figures = asyncio.run(main())
     return figures, {"threads": threads, "acked": acked, "runs": runs}

@@ -89,6 +89,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"}
     )
+elif FULL_MODE and env.bool("SKEIN_DB_POOL", default=True):
+    # A connection pool per process (psycopg_pool): daphne serves each request in a thread of its
+    # own and Celery closes connections after each task, so without it every request and every turn
+    # would open a PostgreSQL connection. A turn keeps its connection while it runs (it holds the
+    # thread's advisory lock), so a worker's concurrency should not exceed the pool's size.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("SKEIN_DB_POOL_SIZE", default=32),
+        "timeout": env.float("SKEIN_DB_POOL_TIMEOUT_S", default=60.0),
+        # A session advisory lock must never outlive its turn on a connection handed to another.
+        "reset": lambda connection: connection.execute("SELECT pg_advisory_unlock_all()"),
+    }
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -110,6 +124,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+# Vite names what it builds into frontend/dist/assets/ after its content (index-Bgkad1Fi.js): a
+# browser may keep those files for good, and a new build has new names (index.html is never cached).
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/static/assets/.+-[A-Za-z0-9_-]{8,}\.\w+$"
 
 LOGIN_URL = "/login/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("SKEIN_MAX_BODY_BYTES", default=1_048_576)

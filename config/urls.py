@@ -2,7 +2,7 @@ import re
 
 from django.conf import settings
 from django.contrib import admin
-from django.http import FileResponse, HttpResponse
+from django.http import HttpResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -13,10 +13,10 @@ EDITOR_PATH = re.compile(r"^/workflows/(\d+)/?$")
 
 
 def editor_preloads(workflow_id: str) -> str:
-    """A ``Link`` header preloading the API reads the editor starts with (frontend/src/editor/data.ts),
-    so the browser fetches them while it is still downloading the app rather than after it started."""
+    """Preload links for the API reads the editor starts with (frontend/src/editor/data.ts): the
+    browser fetches them while it is still loading the app rather than once the app has started."""
     urls = ["/api/auth/me/", "/api/node-types/", f"/api/workflows/{workflow_id}/", "/api/providers/"]
-    return ", ".join(f"<{url}>; rel=preload; as=fetch; crossorigin=anonymous" for url in urls)
+    return "".join(f'<link rel="preload" href="{url}" as="fetch" crossorigin>\n' for url in urls)
 
 
 def spa(request, *args, **kwargs):
@@ -30,11 +30,13 @@ def spa(request, *args, **kwargs):
             "The API is at <a href='/api/docs/'>/api/docs/</a>.</p>",
             status=503,
         )
-    response = FileResponse(open(index, "rb"), content_type="text/html")
-    response["Cache-Control"] = "no-cache"
+    html = index.read_text()
     editor = EDITOR_PATH.match(request.path)
     if editor and request.user.is_authenticated:
-        response["Link"] = editor_preloads(editor[1])
+        # At the end of <head>, after the app's script and styles, which the server should send first.
+        html = html.replace("</head>", editor_preloads(editor[1]) + "</head>", 1)
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
     return response
 
 

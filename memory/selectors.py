@@ -8,7 +8,8 @@ FIELDS = ("seq", "role", "content", "token_count")
 
 
 def history_find(*, workflow_id: int, kind: str, name: str, key: str) -> History | None:
-    return History.objects.filter(workflow_id=workflow_id, kind=kind, name=name, key=key).first()
+    # At most one (unique together); slicing skips the ORDER BY that first() would add.
+    return next(iter(History.objects.filter(workflow_id=workflow_id, kind=kind, name=name, key=key)[:1]), None)
 
 
 def _live(history: History, after_seq: int = 0):

@@ -10,6 +10,8 @@ must hold each turn's messages exactly once and in order, and a new message must
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import json
 import os
 import shutil
 import threading
@@ -17,15 +19,21 @@ import time
 
 import httpx
 import pytest
-from django.db import connection
+from asgiref.sync import async_to_sync
+from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
-from tests.stack import TEST_NAMESPACE, Process, free_port, full_stack, wait_for
+from tests.stack import TEST_NAMESPACE, Process, free_port, full_mode_env, start_daphne, start_worker, wait_for
 from workflows import services
 from workflows.models import Message, Run, Thread
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+def full_stack_test(function):
+    """A test of the whole stack in real processes: PostgreSQL, Redis, a Celery worker, daphne."""
+    for mark in (pytest.mark.django_db(transaction=True), pytest.mark.redis, pytest.mark.postgres):
+        function = mark(function)
+    return function
+
 
 WAITING = httpx.Timeout(10, read=150)  # a client that waits for the reply
 ABANDONING = httpx.Timeout(10, read=1.0)  # a client that sends and goes away (a closed tab)
@@ -71,14 +79,16 @@ class RedisServer:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.directory = directory
-        self.process: Process | None = None
-        self.starts = 0
+        self.processes: list[Process] = []
+
+    @property
+    def process(self) -> Process:
+        return self.processes[-1]
 
     def start(self) -> None:
-        self.starts += 1
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                 "--dir", str(self.directory)]
-        self.process = Process(f"redis-{self.starts}", args, dict(os.environ), self.directory)
+        self.processes.append(Process(f"redis-{len(self.processes) + 1}", args, dict(os.environ), self.directory))
         wait_for(lambda: self.ping() or not self.process.alive(), timeout=30, what="redis-server to start", diagnostics=self.process.output)
         assert self.process.alive(), self.process.output()
 
@@ -97,8 +107,8 @@ class RedisServer:
         assert not self.ping()
 
     def stop(self) -> None:
-        if self.process is not None:
-            self.process.stop()
+        for process in self.processes:
+            process.stop()
 
 
 @pytest.fixture
@@ -109,6 +119,20 @@ def private_redis(tmp_path):
     server.start()
     yield server
     server.stop()
+
+
+@contextlib.contextmanager
+def running_stack(env: dict, log_dir):
+    """A worker (16 threads) and daphne, started side by side (each takes a while to import)."""
+    with concurrent.futures.ThreadPoolExecutor(2) as starting:
+        worker = starting.submit(start_worker, env, log_dir, concurrency=16)
+        web = starting.submit(start_daphne, env, log_dir)
+    started = [future.result() for future in (worker, web) if future.exception() is None]
+    try:
+        yield {"worker": worker.result(), "web": web.result()[0], "base": web.result()[1]}
+    finally:
+        for process in started:
+            (process if isinstance(process, Process) else process[0]).stop()
 
 
 def send_recover_turns(broker_url: str, older_than_s: float) -> None:
@@ -156,6 +180,11 @@ class Site:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+def whole_log(process: Process) -> str:
+    process.log.flush()
+    return process.log_path.read_text(errors="replace")
+
+
 def runs_of(workflow_id: int, *inputs: str) -> dict[str, Run]:
     found = {run.input: run for run in Run.objects.filter(workflow_id=workflow_id, input__in=inputs)}
     return found if len(found) == len(inputs) else {}
@@ -179,6 +208,8 @@ def assert_consistent(workflow_id: int, site: Site) -> list[Run]:
         if run.status == Run.Status.SUCCEEDED:
             assert run.output == f"echo: {run.input}" and not run.error, (run.pk, run.output, run.error)
             assert written == [("user", run.input), ("assistant", run.output)], (run.pk, written)
+            # an interrupted attempt left no steps behind: each node's step once
+            assert sorted(run.steps.values_list("node", flat=True)) == ["agent", "chat", "out"], run.pk
         else:
             assert run.error.strip(), f"run {run.pk} failed without saying why"
             assert written in ([], [("user", run.input)]), (run.pk, written)
@@ -219,14 +250,16 @@ def chatbot(user, provider):
 
 
 # --- Redis restarted ----------------------------------------------------------------------------
+@full_stack_test
 def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_redis, user, provider, fake_llm, tmp_path):
     """kill -9 of Redis (broker, channel layer, run signals, cache) while five turns wait on the
-    model and two more are queued behind them; some turns finish while Redis is down, the others
-    after it is back (empty: no persistence). Recovery is beat's ``recover_turns``, sent at once."""
+    model and two more are queued behind them; some turns finish while Redis is down and a new
+    message arrives meanwhile, the other turns finish after it is back (empty: no persistence).
+    Recovery is beat's ``recover_turns``, sent at once rather than after a minute."""
     gate = Gate("a-", "b-")
     fake_llm.responder = gate
     workflow = chatbot(user, provider)
-    with full_stack(connection.settings_dict["NAME"], private_redis.url, tmp_path, concurrency=16) as stack:
+    with running_stack(full_mode_env(connection.settings_dict["NAME"], private_redis.url), tmp_path) as stack:
         site = Site(stack["base"], workflow.pk)
         diagnostics = lambda: stack["worker"].output() + stack["web"].output()  # noqa: E731
         try:
@@ -252,8 +285,12 @@ def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_red
 
             private_redis.kill()
             gate.release("a-")  # these turns end while Redis is gone
+            waiting["c-during"] = site.send("c-during")  # and a message arrives meanwhile
             wait_for(lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()), timeout=60,
                      what="the turns that end during the outage", diagnostics=diagnostics)
+            wait_for(lambda: runs_of(workflow.pk, "c-during"), timeout=60, what="the message sent during the outage")
+            wait_for(lambda: "Connection to broker lost" in whole_log(stack["worker"]), timeout=30, what="the worker to notice",
+                     diagnostics=diagnostics)
             private_redis.start()  # the same port, empty
             gate.release("b-")
 
@@ -264,8 +301,10 @@ def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_red
                 return True
 
             wait_for(settled, timeout=60, interval=3, what=f"every run to end: {unfinished(workflow.pk)}", diagnostics=diagnostics)
+            # the worker lived through it (kombu 5.7 made it exit: see config/celery.py)
+            assert stack["worker"].alive() and "Unrecoverable error" not in whole_log(stack["worker"]), stack["worker"].output()
             runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
-            assert set(runs) == {"first one", "first two", "b-t1-queued", "a-t2-queued"} | in_flight
+            assert set(runs) == {"first one", "first two", "b-t1-queued", "a-t2-queued", "c-during"} | in_flight
             for message, future in waiting.items():
                 assert_answered(future.result(timeout=120), runs[message])
             # the turns that had reached the model ran to completion (nothing was given up on)
@@ -294,16 +333,25 @@ def terminate_other_backends() -> int:
         return cursor.fetchone()[0]
 
 
-def test_database_connections_dropped_mid_turn(require_postgres, require_redis, user, provider, fake_llm, tmp_path):
+@full_stack_test
+@pytest.mark.parametrize(
+    "connections",
+    [{}, {"SKEIN_DB_POOL": "false", "CONN_MAX_AGE": "300"}],
+    ids=["pooled", "persistent"],  # the default pool, or Django's own persistent connections
+)
+def test_database_connections_dropped_mid_turn(require_postgres, require_redis, user, provider, fake_llm, tmp_path, connections):
     """Every PostgreSQL session of the worker and daphne is terminated while four turns wait on
-    the model (holding their threads' turn locks) and one more is queued behind them. Nothing is
-    sent to recover them: the worker must take them up again by itself."""
+    the model (holding their threads' turn locks) and one more is queued behind them; the idle
+    connections kept for later turns and requests die too. Nothing is sent to recover the turns:
+    the worker must take them up again by itself."""
     gate = Gate("held-")
     fake_llm.responder = gate
     workflow = chatbot(user, provider)
-    with full_stack(connection.settings_dict["NAME"], require_redis, tmp_path, concurrency=16) as stack:
+    env = full_mode_env(connection.settings_dict["NAME"], require_redis, **connections)
+    with running_stack(env, tmp_path) as stack:
+        worker = stack["worker"]
         site = Site(stack["base"], workflow.pk)
-        diagnostics = lambda: stack["worker"].output() + stack["web"].output()  # noqa: E731
+        diagnostics = lambda: worker.output() + stack["web"].output()  # noqa: E731
         try:
             t1 = site.chat("first one").json()["thread"]
             waiting = {
@@ -334,12 +382,207 @@ def test_database_connections_dropped_mid_turn(require_postgres, require_redis, 
             assert all(run.status == Run.Status.SUCCEEDED for run in runs.values()), {r.input: r.error for r in runs.values()}
             for message, future in waiting.items():
                 assert_answered(future.result(timeout=120), runs[message])
-            # the interrupted turns were taken up again, not re-run from a lost queue
+            # each interrupted turn ran once more, on a new connection, by the worker itself
             assert all(runs[message].attempts == 2 for message in in_flight), {m: runs[m].attempts for m in in_flight}
 
             after = site.chat("after the drop", t1)
             assert after.status_code == 200 and after.json()["reply"] == "echo: after the drop", after.text
             assert_consistent(workflow.pk, site)
+            assert worker.alive() and stack["web"].alive()
         finally:
             gate.release()
             site.close()
+
+
+# --- the pieces, without processes --------------------------------------------------------------
+class Lost(Exception):
+    """What psycopg raises when the server terminated the session (SQLSTATE 57P01)."""
+
+    sqlstate = "57P01"
+
+
+def db_error(kind, sqlstate: str | None):
+    cause = Lost("terminating connection due to administrator command")
+    cause.sqlstate = sqlstate
+    error = kind(str(cause))
+    error.__cause__ = cause
+    return error
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # outside a transaction, as a worker's task is
+@pytest.mark.parametrize(
+    "error, retried",
+    [
+        (lambda: db_error(OperationalError, "57P01"), True),  # admin shutdown: pg_terminate_backend
+        (lambda: db_error(OperationalError, "08006"), True),  # connection failure
+        (lambda: db_error(OperationalError, None), True),  # psycopg: "the connection is closed"
+        (lambda: db_error(InterfaceError, None), True),
+        (lambda: db_error(OperationalError, "57014"), False),  # a cancelled statement is not a lost connection
+        (lambda: db_error(IntegrityError, "23505"), False),
+    ],
+    ids=["admin-shutdown", "connection-failure", "connection-closed", "interface-error", "statement-cancelled", "integrity-error"],
+)
+def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_postgres, monkeypatch, error, retried):
+    from workflows import tasks
+
+    calls = []
+
+    def turn_process(*, run_id):
+        calls.append(run_id)
+        if len(calls) == 1:
+            raise error()
+
+    monkeypatch.setattr(tasks.services, "turn_process", turn_process)
+    monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
+    if retried:
+        tasks.run_turn.run(7)
+        assert calls == [7, 7]
+    else:
+        with pytest.raises(type(error())):
+            tasks.run_turn.run(7)
+        assert calls == [7]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_that_keeps_losing_its_connection_fails_its_task_in_the_end(require_postgres, monkeypatch):
+    from workflows import tasks
+
+    calls = []
+
+    def turn_process(*, run_id):
+        calls.append(run_id)
+        raise db_error(OperationalError, "57P01")
+
+    monkeypatch.setattr(tasks.services, "turn_process", turn_process)
+    monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
+    with pytest.raises(OperationalError):
+        tasks.run_turn.run(7)
+    assert len(calls) == tasks.CONNECTION_RETRIES + 1  # then beat's recover_turns has it
+
+
+@pytest.mark.django_db(transaction=True)  # as in a request: no transaction around the wait
+def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings, monkeypatch, user, provider):
+    """The request waits on through broken Redis and database connections, and a run that ended
+    without its signal (lost with a restarted Redis) is seen at the next slice, not after 300 s."""
+    import redis
+
+    from workflows.api import waits
+
+    settings.FULL_MODE = True
+    run = Run(pk=41, status=Run.Status.RUNNING)
+    slices = []
+
+    def run_wait(*, run, timeout):
+        slices.append(timeout)
+        if len(slices) == 1:
+            raise redis.exceptions.ConnectionError("Connection closed by server.")
+        if len(slices) == 2:
+            raise db_error(OperationalError, "57P01")
+        if len(slices) == 4:
+            run.status = Run.Status.SUCCEEDED  # no signal came: the slice ran out and the run was read
+        return run
+
+    monkeypatch.setattr(waits.services, "run_wait", run_wait)
+    monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
+    assert waits.turn_wait(run=run, timeout=300).status == Run.Status.SUCCEEDED
+    assert len(slices) == 4 and all(1 <= timeout <= waits.SLICE_S for timeout in slices)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_waiting_gives_up_at_its_bound_and_the_client_gets_a_clear_503(settings, monkeypatch, api, user, provider):
+    import redis
+
+    from workflows.api import waits
+
+    settings.FULL_MODE = True
+    workflow = chatbot(user, provider)
+
+    def run_wait(*, run, timeout):
+        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    clock = iter(range(0, 10_000, 100))
+    monkeypatch.setattr(waits.services, "run_wait", run_wait)
+    monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(waits.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(services, "chat_start", lambda **kwargs: Run(pk=5, status=Run.Status.QUEUED))
+    response = api.post(f"/api/workflows/{workflow.pk}/chat/", {"message": "hi"}, format="json")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response.json() == {"detail": "Redis is unavailable right now; try again in a moment", "code": "unavailable"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "error, service",
+    [
+        (lambda: db_error(OperationalError, "57P01"), "the database"),
+        (lambda: __import__("kombu.exceptions").exceptions.OperationalError("Error 111 connecting"), "the task queue"),
+        (lambda: __import__("redis").exceptions.TimeoutError("Timeout reading from socket"), "Redis"),
+    ],
+    ids=["database", "broker", "redis"],
+)
+def test_a_backing_service_that_is_down_is_a_json_503_not_a_500(monkeypatch, api, user, provider, error, service):
+    workflow = chatbot(user, provider)
+
+    def chat_start(**kwargs):
+        raise error()
+
+    monkeypatch.setattr(services, "chat_start", chat_start)
+    response = api.post(f"/api/workflows/{workflow.pk}/chat/", {"message": "hi"}, format="json")
+    assert response.status_code == 503 and response["Content-Type"] == "application/json"
+    assert response.json()["detail"] == f"{service} is unavailable right now; try again in a moment"
+
+
+def read_sse(response) -> list[dict]:
+    async def read():
+        return b"".join([chunk async for chunk in response.streaming_content])
+
+    found = []
+    for block in async_to_sync(read)().decode().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.split("\n") if line and not line.startswith(":"))
+        if lines:
+            found.append({"type": lines["event"], "data": json.loads(lines["data"])})
+    return found
+
+
+@pytest.mark.django_db(transaction=True)  # the turn runs in another thread
+@pytest.mark.parametrize("fault", ["last event lost", "channel layer failed"])
+def test_a_stream_ends_with_the_runs_outcome_although_its_events_were_lost(fault, api, user, provider, monkeypatch, settings):
+    """The SSE stream normally ends on the run's last event; with Redis restarted that event can
+    be lost (and receiving from the layer can fail): the stream reads the outcome from the
+    database at its next heartbeat instead of waiting out SKEIN_CHAT_WAIT_S."""
+    from channels.layers import InMemoryChannelLayer
+
+    from workflows import events
+    from workflows.api import stream
+
+    settings.SKEIN_CHAT_WAIT_S = 20
+    monkeypatch.setattr(stream, "HEARTBEAT_S", 0.2)
+    if fault == "last event lost":
+        publish = events.publish
+
+        def lossy(event_type, data, **kwargs):
+            if event_type != events.RUN_FINISHED:
+                publish(event_type, data, **kwargs)
+
+        monkeypatch.setattr(events, "publish", lossy)
+    else:
+        import redis
+
+        receive, failed = InMemoryChannelLayer.receive, []
+
+        async def flaky(self, channel):
+            if not failed:
+                failed.append(channel)
+                raise redis.exceptions.ConnectionError("Connection closed by server.")
+            return await receive(self, channel)
+
+        monkeypatch.setattr(InMemoryChannelLayer, "receive", flaky)
+    workflow = chatbot(user, provider)
+    started = time.monotonic()
+    response = api.post(f"/api/workflows/{workflow.pk}/chat/stream/", {"message": "hi"}, format="json")
+    found = read_sse(response)
+    assert [e["type"] for e in found][0] == "accepted" and found[-1]["type"] == "run.finished", found
+    assert found[-1]["data"] == {"run": found[0]["data"]["run"], "reply": "echo: hi", "warnings": []}
+    assert time.monotonic() - started < 15  # well before the 20 s bound

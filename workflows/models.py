@@ -173,7 +173,9 @@ class Run(models.Model):
         MANUAL = "manual"
 
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="runs")
-    version = models.ForeignKey(WorkflowVersion, on_delete=models.PROTECT, related_name="runs")
+    # RESTRICT, not PROTECT: a version that runs used cannot be deleted on its own, but deleting its
+    # workflow (or the owner's account) deletes the runs with it.
+    version = models.ForeignKey(WorkflowVersion, on_delete=models.RESTRICT, related_name="runs")
     thread = models.ForeignKey(Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
     trigger_node = models.CharField(max_length=100)

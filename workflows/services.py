@@ -159,7 +159,9 @@ def run_create(
         payload=payload or {},
         idempotency_key=idempotency_key or None,
     )
-    transaction.on_commit(lambda: run_turn.delay(run.pk))
+    # robust in the full mode: a broker that is down must not fail the request after the run was
+    # stored (the client would send it again); it stays queued and recover_turns enqueues it.
+    transaction.on_commit(lambda: run_turn.delay(run.pk), robust=settings.FULL_MODE)
     return run
 
 
@@ -322,7 +324,9 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
             )
         from .waiting import signal_run_done
 
-        transaction.on_commit(lambda: signal_run_done(run.pk))
+        # robust: Redis being down must not abort the thread's turn loop after the run was stored
+        # (the turns queued behind it would wait for recover_turns); waiters re-read the database.
+        transaction.on_commit(lambda: signal_run_done(run.pk), robust=True)
 
 
 def _transcript_append(run: Run, *, role: str, content: str) -> Message:

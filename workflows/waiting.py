@@ -1,38 +1,99 @@
 """Waiting for a run to finish across processes (the chat API answers once the turn is done).
 
-The worker pushes to a per-run Redis list after the run's final commit; the waiting web request
-blocks on it (BLPOP), so it wakes at once rather than polling. In the embedded mode turns run
-eagerly in-process, so there is nothing to wait for.
+The worker publishes the run's id on one Redis channel after the run's final commit. Each web
+process holds a single subscription to that channel, in a background thread, and wakes the
+requests waiting for that run: a waiting request holds no Redis connection and no database
+connection, so hundreds can wait at once. A signal can be missed (the subscription reconnecting
+after a Redis restart): callers wait in bounded slices and re-read the run between them
+(``api/waits.py``). In the embedded mode turns run eagerly in-process: nothing to wait for.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection
+
+logger = logging.getLogger("skein.runs")
+
+SUBSCRIBE_WAIT_S = 2.0  # how long a waiter gives a (re)connecting subscription before checking anyway
 
 
 @lru_cache(maxsize=1)
 def _redis():
     import redis
 
-    # No socket timeout: BLPOP itself bounds the wait.
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=None, health_check_interval=30)
+    return redis.Redis.from_url(settings.REDIS_URL, health_check_interval=30)
 
 
-def _key(run_id: int) -> str:
-    return f"{settings.SKEIN_NAMESPACE}:run-done:{run_id}"
+def _channel() -> str:
+    return f"{settings.SKEIN_NAMESPACE}:runs-done"
 
 
 def signal_run_done(run_id: int) -> None:
-    if not settings.FULL_MODE:
-        return
-    client = _redis()
-    pipe = client.pipeline()
-    pipe.rpush(_key(run_id), 1)
-    pipe.expire(_key(run_id), 300)
-    pipe.execute()
+    if settings.FULL_MODE:
+        _redis().publish(_channel(), run_id)
+
+
+class _RunSignals:
+    """This process's subscription to finished runs, and the requests waiting on them."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._waiters: dict[int, set[threading.Event]] = {}
+        self._subscribed = threading.Event()
+        self._listener: threading.Thread | None = None
+
+    def wait(self, run_id: int, timeout: float, is_done) -> bool:
+        """True once ``run_id`` is signalled or ``is_done()``; False after ``timeout`` seconds."""
+        event = threading.Event()
+        with self._lock:
+            self._waiters.setdefault(run_id, set()).add(event)
+            if self._listener is None or not self._listener.is_alive():
+                self._listener = threading.Thread(target=self._listen, name="skein-run-signals", daemon=True)
+                self._listener.start()
+        try:
+            # Listening before looking: a run that ends after the look is signalled to us.
+            self._subscribed.wait(min(SUBSCRIBE_WAIT_S, timeout))
+            return is_done() or event.wait(timeout)
+        finally:
+            with self._lock:
+                waiting = self._waiters.get(run_id)
+                if waiting is not None:
+                    waiting.discard(event)
+                    if not waiting:
+                        del self._waiters[run_id]
+
+    def _listen(self) -> None:
+        import time
+
+        while True:
+            pubsub = _redis().pubsub(ignore_subscribe_messages=True)
+            try:
+                pubsub.subscribe(_channel())
+                self._subscribed.set()
+                for message in pubsub.listen():
+                    self._wake(int(message["data"]))
+            except Exception as exc:  # Redis went away: waiters fall back on their slices meanwhile
+                self._subscribed.clear()
+                logger.warning("run signals: %s: %s; resubscribing", type(exc).__name__, exc)
+                time.sleep(0.5)
+            finally:
+                try:
+                    pubsub.close()
+                except Exception:  # closing a broken connection is best effort
+                    pass
+
+    def _wake(self, run_id: int) -> None:
+        with self._lock:
+            for event in self._waiters.get(run_id, ()):
+                event.set()
+
+
+_signals = _RunSignals()
 
 
 def wait_for_run(run_id: int, timeout: float) -> bool:
@@ -40,11 +101,12 @@ def wait_for_run(run_id: int, timeout: float) -> bool:
         return True
     from .models import Run
 
-    # The run may have finished before we started listening: the pushed item stays in the list.
-    if Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists():
-        return True
-    # Hand the database connection back while we wait: a hundred waiting requests must not hold a
-    # hundred connections. Django reconnects on the next query.
-    if not connection.in_atomic_block:
-        connection.close()
-    return _redis().blpop([_key(run_id)], timeout=max(1, int(timeout + 0.999))) is not None
+    def is_done() -> bool:
+        done = Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
+        # Hand the database connection back while we wait: a hundred waiting requests must not hold
+        # a hundred connections. The next query takes one from the pool again.
+        if not connection.in_atomic_block:
+            connection.close()
+        return done
+
+    return _signals.wait(run_id, timeout, is_done)

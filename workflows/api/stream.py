@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 
 from channels.db import database_sync_to_async
@@ -20,10 +21,12 @@ from rest_framework.exceptions import APIException, NotFound
 from rest_framework.views import APIView
 
 from workflows import events, selectors, widget
+from workflows.models import Run
 
 from .workflows import _workflow
 
 HEARTBEAT_S = 15.0
+logger = logging.getLogger("skein.realtime")
 _starts: set[asyncio.Future] = set()
 TERMINAL = (events.RUN_FINISHED, events.RUN_FAILED)
 
@@ -105,6 +108,16 @@ class ChatStreamView(APIView):
         return response
 
 
+def run_ending(*, run_id: int) -> tuple[str, dict] | None:
+    """A run's last event, from the database, once it ended (``run.finished`` or ``run.failed``)."""
+    run = Run.objects.filter(pk=run_id).only("status", "output", "error", "warnings").first()
+    if run is None or not run.is_done:
+        return None
+    if run.status == Run.Status.SUCCEEDED:
+        return events.RUN_FINISHED, {"run": run.pk, "reply": run.output, "warnings": run.warnings}
+    return events.RUN_FAILED, {"run": run.pk, "error": run.error}
+
+
 def sse(event_type: str, data: dict) -> str:
     return f"event: {event_type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
@@ -140,8 +153,24 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
                 yield sse("error", {"code": "timeout", "message": "the turn did not finish in time", "run": run_id})
                 return
             done, _ = await asyncio.wait(waiting, timeout=min(HEARTBEAT_S, remaining), return_when=asyncio.FIRST_COMPLETED)
-            if not done:
-                yield ": keep-alive\n\n"
+            lost = receive in done and receive.exception() is not None
+            if lost:  # the channel layer lost Redis (restarting): the events sent meanwhile are gone
+                logger.warning("stream of thread %s: %s", thread.pk, receive.exception())
+                receive = None
+            if not done or lost:
+                # Quiet for a heartbeat, or events lost: the run may have ended without its last
+                # event reaching us (Redis restarted), so the database has the last word.
+                if run_id is not None and (ended := await database_sync_to_async(run_ending)(run_id=run_id)):
+                    yield sse(*ended)
+                    return
+                if lost:
+                    await asyncio.sleep(min(1.0, max(0.0, deadline - loop.time())))
+                    try:  # a restarted Redis forgot the group: join it again to get the next events
+                        await layer.group_add(group, channel)
+                    except Exception as exc:
+                        logger.warning("stream of thread %s: cannot rejoin its group yet: %s", thread.pk, exc)
+                else:
+                    yield ": keep-alive\n\n"
                 continue
             if start in done and run_id is None:
                 try:

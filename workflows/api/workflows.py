@@ -1,3 +1,5 @@
+from functools import lru_cache
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -69,10 +71,17 @@ class NodeTypeOutput(serializers.Serializer):
     params_schema = serializers.DictField()
 
 
+@lru_cache(maxsize=4)
+def _described(node_types: tuple) -> list[dict]:
+    return [node_type.describe() for node_type in node_types]
+
+
 class NodeTypeListView(APIView):
     @extend_schema(responses={200: NodeTypeOutput(many=True)})
     def get(self, request):
-        return Response([node_type.describe() for node_type in all_node_types()])
+        # Describing the registry (pydantic builds each params JSON Schema) costs more than the rest
+        # of the request, and the answer only changes when a node type is registered.
+        return Response(_described(tuple(all_node_types())))
 
 
 class WorkflowListView(APIView):

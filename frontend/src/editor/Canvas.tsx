@@ -20,9 +20,22 @@ const MINIMAP_COLORS: Record<string, string> = {
 };
 
 const decorated = new WeakMap<FlowEdge, FlowEdge>();
+const drawnLists = new WeakMap<FlowEdge[], FlowEdge[]>();
 
-/** Edges drawn by kind (resource edges dashed and coloured) and lit when both ends ran. */
+/**
+ * Edges drawn by kind (resource edges dashed and coloured) and lit when both ends ran. The same
+ * list comes back while no edge looks different, e.g. while nodes are dragged: React Flow
+ * re-indexes all edges whenever it is handed a new list.
+ */
 export function decorateEdges(state: Pick<EditorState, 'nodes' | 'edges' | 'specs' | 'runState'>): FlowEdge[] {
+  const drawn = drawEdges(state);
+  const previous = drawnLists.get(state.edges);
+  if (previous && previous.length === drawn.length && previous.every((edge, i) => edge === drawn[i])) return previous;
+  drawnLists.set(state.edges, drawn);
+  return drawn;
+}
+
+function drawEdges(state: Pick<EditorState, 'nodes' | 'edges' | 'specs' | 'runState'>): FlowEdge[] {
   const byId = new Map(state.nodes.map((n) => [n.id, n]));
   return state.edges.map((edge) => {
     const source = byId.get(edge.source);

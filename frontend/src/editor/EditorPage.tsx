@@ -1,5 +1,5 @@
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import { lazy, useCallback, useEffect, useRef, useState } from 'react';
+import { lazy, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Provider } from '../api/types';
 import { Link } from '../router';
@@ -77,6 +77,7 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
   useAutosave();
   useEditorShortcuts();
   const specs = useEditor((s) => s.specs);
+  const specList = useMemo(() => Object.values(specs), [specs]);
   const addNode = useEditor((s) => s.addNode);
   const selectedId = useEditor((s) => (s.nodes.filter((n) => n.selected).length === 1 ? s.nodes.find((n) => n.selected)!.id : null));
   const issueCount = useEditor((s) => s.issues.length);
@@ -104,7 +105,7 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
       </TopBar>
       <ConflictBanner onReload={onReload} />
       <div className="editor-body">
-        <Palette specs={Object.values(specs)} onAdd={addAtCenter} />
+        <Palette specs={specList} onAdd={addAtCenter} />
         <div className="canvas-wrap" ref={canvasRef}>
           <Canvas />
           {issueCount > 0 && (

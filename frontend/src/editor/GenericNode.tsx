@@ -4,7 +4,7 @@
 // hang under the node that uses them.
 import { Handle, Position, useUpdateNodeInternals, type NodeProps, type NodeTypes } from '@xyflow/react';
 import { memo, useEffect, useRef } from 'react';
-import type { JSONSchema, PortSpec, ValidationIssue } from '../api/types';
+import type { JSONSchema, PortSpec } from '../api/types';
 import { defaultsFor } from '../schema/schema';
 import { categoryClass } from './categories';
 import { inputPorts, isResource, outputPorts } from './ports';
@@ -79,7 +79,7 @@ function ResourcePorts({ ports, side, nodeIssues }: { ports: PortSpec[]; side: '
 
 function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
   const spec = useEditor((s) => s.specs[type]);
-  const issues: ValidationIssue[] = useEditor((s) => issuesOf(s.issues, id));
+  const issues = useEditor((s) => issuesOf(s.issues, id));
   const run = useEditor((s) => s.runState[id]);
   const updateNodeInternals = useUpdateNodeInternals();
 

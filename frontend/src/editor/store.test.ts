@@ -2,7 +2,7 @@ import type { Graph } from '../api/types';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mockFetch, nodeTypes, workflow } from '../test/fixtures';
 import { outputPorts } from './ports';
-import { toGraph, useEditor } from './store';
+import { issuesOf, toGraph, useEditor } from './store';
 
 const s = () => useEditor.getState();
 
@@ -85,6 +85,14 @@ describe('router handles follow routes', () => {
     s().updateNodeData('static_1', { routes: [{ name: 'default', match: '' }, { name: 'billing', match: 'invoice' }] });
     expect(ports()).toEqual(['default', 'billing']);
     expect(s().isValidConnection({ source: 'static_1', sourceHandle: 'billing', target: 'output_1', targetHandle: 'input' })).toBe(true);
+  });
+
+  it('gives the same ports back while the routes are the same list', () => {
+    const before = outputPorts(s().specs['router.static'], router().data);
+    s().onNodesChange([{ type: 'position', id: 'static_1', position: { x: 40, y: 40 }, dragging: true }]);
+    expect(outputPorts(s().specs['router.static'], router().data)).toBe(before);
+    s().updateNodeData('static_1', { routes: [{ name: 'default', match: '' }, { name: 'billing', match: 'invoice' }] });
+    expect(outputPorts(s().specs['router.static'], router().data)).not.toBe(before);
   });
 
   it('keeps edges on a renamed route and drops edges of a removed one', () => {
@@ -247,5 +255,23 @@ describe('run view', () => {
       summary_1: { status: 'skipped', warnings: ['summarization timed out'] },
     });
     expect(s().lastRunId).toBe(12);
+  });
+});
+
+describe('issues by node', () => {
+  it('gives each node the same list for as long as the issues are the same', () => {
+    const issues = [
+      { node: 'llm_1', field: 'model', message: 'required' },
+      { node: 'llm_1', field: null, message: 'not connected' },
+      { node: null, field: null, message: 'no trigger' },
+    ];
+    s().setIssues(issues);
+    const first = issuesOf(s().issues, 'llm_1');
+    expect(first.map((i) => i.message)).toEqual(['required', 'not connected']);
+    expect(issuesOf(s().issues, 'llm_1')).toBe(first);
+    expect(issuesOf(s().issues, 'output_1')).toEqual([]);
+    expect(issuesOf(s().issues, 'output_1')).toBe(issuesOf(s().issues, 'template_1'));
+    s().setIssues([...issues]);
+    expect(issuesOf(s().issues, 'llm_1')).not.toBe(first);
   });
 });

@@ -2,6 +2,7 @@
 // (`{field: "routes.0.name", message}`) and from local checks of the schema's bounds.
 import { useEffect, useId, useState, type ReactNode } from 'react';
 import type { JSONSchema, NodeParams, Provider, ValidationIssue } from '../api/types';
+import { formatCount } from '../ui/format';
 import { fieldsOf, localProblem, newItem, parseInput, type FieldSpec } from './schema';
 
 export interface FormContext {
@@ -247,7 +248,7 @@ function PromptEditor({ common, title, value, maxLength, onChange }: { common: C
     <div className="prompt-editor">
       <textarea {...common} rows={6} value={value} maxLength={maxLength} spellCheck onChange={(e) => onChange(e.target.value)} />
       <div className="prompt-bar">
-        <span className="muted small">{value.length.toLocaleString()} chars · Jinja: {'{{ input }}'}, {'{{ payload.x }}'}</span>
+        <span className="muted small">{formatCount(value.length)} chars · Jinja: {'{{ input }}'}, {'{{ payload.x }}'}</span>
         <button type="button" className="btn btn-ghost btn-sm" onClick={() => setExpanded(true)}>Expand</button>
       </div>
       {expanded && (

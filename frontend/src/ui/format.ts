@@ -13,6 +13,14 @@ export function timeAgo(iso: string | null | undefined, now = Date.now()): strin
   return new Date(iso).toLocaleDateString();
 }
 
+/**
+ * 12345 → "12,345". Not `toLocaleString()`: its first call in a page loads the locale's number
+ * data (tens of ms), and the inspector shows a count as a node is clicked.
+ */
+export function formatCount(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
 export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return '—';
   if (ms < 1000) return `${ms} ms`;

@@ -1,0 +1,434 @@
+"""Access control, in one place: what a second account, an anonymous caller, a widget key and a
+webhook URL can reach of the first account's workflows, versions, runs, threads, memory,
+providers, triggers and sockets. (SECURITY.md, "what is tested".)
+
+Every operation of the OpenAPI schema and every WebSocket route is listed below as owner-scoped
+(a case of ``test_another_user_gets_nothing``), a list or create scoped to the caller, or public by
+design with the reason; ``test_every_endpoint_and_socket_has_an_access_check`` fails when an
+endpoint is added without being listed here.
+
+Each owner-scoped case checks, for another user: 404 with a JSON body that gives nothing away,
+nothing changed anywhere in the database, no model called; for an anonymous caller: 401/403; and,
+as a control, that the owner's same request works (so that the 404 is about ownership, not about
+a wrong URL).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable
+
+import pytest
+from asgiref.sync import async_to_sync
+from rest_framework.test import APIClient
+
+from tests.graphs import edge, node
+from tests.realtime_fixtures import communicator, is_type, receive_until, session_cookie
+from workflows.models import Run, Thread, Webhook
+from workflows.triggers import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+
+pytestmark = pytest.mark.django_db(transaction=True)  # turns run in on_commit; consumers use other threads
+
+SECRET = "alice's secret plans"
+
+
+def full_graph(provider_id: int, *, require_signature: bool = False, model: str = "agent-model") -> dict:
+    """Every kind of trigger on one model with a memory: chat, webhook, manual and schedule."""
+    return {
+        "nodes": [
+            node("chat", "trigger.chat"),
+            node("hook", "trigger.webhook", require_signature=require_signature),
+            node("go", "trigger.manual"),
+            node("tick", "trigger.schedule", cron="0 3 * * *", timezone="UTC", input="nightly"),
+            node("agent", "llm", 200, 0, model=model, provider=provider_id, system_prompt="You are alice's bot."),
+            node("mem", "memory.buffer", 200, 200),
+            node("out", "output", 400, 0),
+        ],
+        "edges": [
+            edge("chat", "agent"), edge("hook", "agent"), edge("go", "agent"), edge("tick", "agent"),
+            edge("mem", "agent", "memory", "memory"), edge("agent", "out"),
+        ],
+    }
+
+
+def publish(api, make_workflow, graph, name):
+    workflow = make_workflow(graph, name=name)
+    assert workflow["errors"] == [], workflow["errors"]
+    assert api.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
+    detail = api.get(f"/api/workflows/{workflow['id']}/").json()
+    hooks = {t["node"]: t for t in detail["triggers"] if "webhook_url" in t}
+    key = api.get(f"/api/workflows/{workflow['id']}/widget/").json()["public_key"]
+    return SimpleNamespace(id=workflow["id"], revision=detail["revision"], hooks=hooks, key=key)
+
+
+def hook_path(trigger: dict) -> str:
+    return "/" + trigger["webhook_url"].split("://", 1)[1].split("/", 1)[1]
+
+
+@pytest.fixture
+def world(api, make_workflow, provider, fake_llm):
+    """Alice's things: a published workflow with every trigger, a chat thread with memory, a
+    thread-less manual run, a webhook, a widget key and a schedule."""
+    bot = publish(api, make_workflow, full_graph(provider.pk), "alice's bot")
+    turn = api.post(f"/api/workflows/{bot.id}/chat/", {"message": SECRET}, format="json").json()
+    assert turn["status"] == "succeeded", turn
+    manual = api.post(f"/api/workflows/{bot.id}/run/", {"message": "by hand"}, format="json").json()
+    assert manual["status"] == "succeeded" and manual["thread"] is None, manual
+    assert api.get(f"/api/threads/{turn['thread']}/memory/mem/").json()["messages"], "the memory should hold the turn"
+    return SimpleNamespace(
+        workflow=bot.id, revision=bot.revision, provider=provider.pk, thread=turn["thread"], run=turn["run"],
+        manual_run=manual["run"], hook=bot.hooks["hook"], key=bot.key,
+    )
+
+
+def snapshot() -> dict:
+    """Every row the product stores (workflows, versions, providers, threads, messages, runs,
+    steps, webhooks, memory, schedules, tokens)."""
+    from django.apps import apps
+
+    state = {}
+    for model in apps.get_models():
+        if model._meta.app_label in ("workflows", "memory", "django_celery_beat", "authtoken"):
+            state[model._meta.label] = list(model.objects.order_by("pk").values())
+    return state
+
+
+def send(client, method: str, url: str, body: dict | None):
+    response = getattr(client, method.lower())(url, body, format="json") if body is not None else getattr(client, method.lower())(url)
+    if getattr(response, "streaming", False):  # SSE: read the stream to its end
+
+        async def read():
+            return b"".join([chunk async for chunk in response.streaming_content])
+
+        response.streamed = async_to_sync(read)()
+    return response
+
+
+# --- owner-scoped operations ----------------------------------------------------------------------
+@dataclass
+class Case:
+    method: str
+    path: str  # as in the OpenAPI schema
+    url: Callable[[SimpleNamespace], str]
+    body: Callable[[SimpleNamespace], dict] | None = None
+    owner: int = 200  # what the owner gets for the same request
+    name: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.name or f"{self.method} {self.path}"
+
+
+def workflow_url(suffix=""):
+    return lambda w: f"/api/workflows/{w.workflow}/{suffix}"
+
+
+def thread_url(suffix):
+    return lambda w: f"/api/threads/{w.thread}/{suffix}"
+
+
+FORGED = [{"role": "user", "content": "forged by mallory"}]
+
+CASES = [
+    Case("GET", "/api/workflows/{id}/", workflow_url()),
+    Case("PUT", "/api/workflows/{id}/", workflow_url(), lambda w: {"name": "pwned", "graph": {"nodes": [], "edges": []}, "revision": w.revision}),
+    Case("PATCH", "/api/workflows/{id}/", workflow_url(), lambda w: {"name": "pwned", "revision": w.revision}),
+    Case("DELETE", "/api/workflows/{id}/", workflow_url(), owner=204),
+    Case("POST", "/api/workflows/{id}/publish/", workflow_url("publish/"), owner=201),
+    Case("POST", "/api/workflows/{id}/chat/", workflow_url("chat/"), lambda w: {"message": "hi"}),
+    Case("POST", "/api/workflows/{id}/chat/", workflow_url("chat/"), lambda w: {"message": "hi", "thread": w.thread},
+         name="POST /api/workflows/{id}/chat/ (continuing the thread)"),
+    Case("POST", "/api/workflows/{id}/chat/stream/", workflow_url("chat/stream/"), lambda w: {"message": "hi", "version": "published"}),
+    Case("POST", "/api/workflows/{id}/run/", workflow_url("run/"), lambda w: {"message": "hi"}),
+    Case("GET", "/api/workflows/{id}/widget/", workflow_url("widget/")),
+    Case("PATCH", "/api/workflows/{id}/widget/", workflow_url("widget/"), lambda w: {"allowed_origins": ["https://evil.test"]}),
+    Case("POST", "/api/workflows/{id}/widget/", workflow_url("widget/"), owner=201),
+    Case("POST", "/api/workflows/{id}/webhooks/{node}/regenerate/", workflow_url("webhooks/hook/regenerate/")),
+    Case("GET", "/api/runs/{id}/", lambda w: f"/api/runs/{w.run}/"),
+    Case("GET", "/api/runs/{id}/", lambda w: f"/api/runs/{w.manual_run}/", name="GET /api/runs/{id}/ (a run without a thread)"),
+    Case("GET", "/api/threads/{id}/messages/", thread_url("messages/")),
+    Case("GET", "/api/threads/{id}/memory/", thread_url("memory/")),
+    Case("GET", "/api/threads/{id}/memory-export/", thread_url("memory-export/")),
+    Case("POST", "/api/threads/{id}/memory-import/", thread_url("memory-import/"),
+         lambda w: {"histories": [{"history": "global", "name": "", "messages": FORGED}]}),
+    Case("GET", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/")),
+    Case("PUT", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), lambda w: {"messages": FORGED}),
+    Case("DELETE", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), owner=204),
+    Case("GET", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/"),
+    Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1"}),
+    Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
+    Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
+]
+
+# Scoped to the caller by construction: lists show only the caller's rows, creates make the
+# caller's own; test_lists_and_creates_are_scoped_to_the_caller.
+CALLER_SCOPED = {
+    ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
+    ("GET", "/api/providers/"), ("POST", "/api/providers/"),
+}
+# Public by design, with what protects them instead.
+PUBLIC = {
+    ("POST", "/api/hooks/{token}/"): "the secret URL is the capability: test_webhook_urls_*",
+    ("GET", "/api/widget/{public_key}/"): "the widget's public key, published workflows only: test_a_widget_key_*",
+    ("POST", "/api/auth/token/"): "logging in",
+    ("POST", "/api/auth/login/"): "logging in",
+    ("POST", "/api/auth/logout/"): "the caller's own session",
+    ("GET", "/api/auth/me/"): "the caller's own account",
+    ("GET", "/api/auth/csrf/"): "a CSRF token",
+    ("GET", "/api/node-types/"): "the node registry, the same for everyone",
+    ("POST", "/api/providers/test/"): "tests the settings in the body; reads nothing stored",
+}
+# Routes outside the OpenAPI schema.
+OUTSIDE_SCHEMA = {
+    "/api/schema/": "the API's description (public)",
+    "/api/docs/": "the interactive docs (public)",
+}
+OTHER_ROUTES = ("admin/", "widget.js", "^(?!api/")  # staff-only admin, the widget script, the SPA's pages
+SOCKETS = {
+    "ws/threads/<int:thread_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
+    "ws/runs/<int:run_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
+    "^ws/widget/(?P<public_key>[A-Za-z0-9_-]{1,64})/$": "its own published workflow only: test_a_widget_key_*",
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_another_user_gets_nothing(case, world, api, other_api, fake_llm):
+    url, body = case.url(world), case.body(world) if case.body else None
+    before, calls = snapshot(), len(fake_llm.requests)
+
+    response = send(other_api, case.method, url, body)
+    assert response.status_code == 404, (case.id, response.status_code, response.content)
+    assert response["Content-Type"].startswith("application/json") and response.json()["detail"]
+    assert SECRET not in response.content.decode() and "alice" not in response.content.decode()
+    anonymous = send(APIClient(), case.method, url, body)
+    assert anonymous.status_code in (401, 403), (case.id, anonymous.status_code)
+    assert snapshot() == before, f"{case.id} changed the database for another user"
+    assert len(fake_llm.requests) == calls, f"{case.id} called a model for another user"
+
+    # the control: the same request works for the owner
+    owner = send(api, case.method, url, body)
+    assert owner.status_code == case.owner, (case.id, owner.status_code, owner.content)
+
+
+def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_llm, user, other_user):
+    before, calls = snapshot(), len(fake_llm.requests)
+    assert other_api.get("/api/workflows/").json()["count"] == 0
+    assert other_api.get("/api/providers/").json() == []
+    for query in ("", f"?workflow={world.workflow}", f"?thread={world.thread}", "?trigger=manual", "?status=succeeded"):
+        assert other_api.get(f"/api/runs/{query}").json()["count"] == 0, query
+    # no existence oracle: someone else's object reads exactly like one that does not exist
+    missing = other_api.get("/api/workflows/2147483647/")
+    assert other_api.get(f"/api/workflows/{world.workflow}/").json() == missing.json()
+    assert snapshot() == before
+
+    # mallory's own workflow cannot use alice's provider, nor continue alice's thread
+    graph = full_graph(world.provider)
+    created = other_api.post("/api/workflows/", {"name": "mallory's", "graph": graph}, format="json").json()
+    assert {"node": "agent", "field": "provider", "message": f"provider {world.provider} does not exist"} in created["errors"]
+    assert other_api.post(f"/api/workflows/{created['id']}/publish/").status_code == 400
+    assert other_api.post(f"/api/workflows/{created['id']}/chat/", {"message": "hi"}, format="json").status_code == 400
+    mine = other_api.post("/api/providers/", {"name": "m", "kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1"}, format="json").json()
+    usable = other_api.post("/api/workflows/", {"name": "mallory's 2", "graph": full_graph(mine["id"])}, format="json").json()
+    assert usable["errors"] == []
+    for path in ("chat/", "chat/stream/"):
+        response = other_api.post(f"/api/workflows/{usable['id']}/{path}", {"message": "hi", "thread": world.thread}, format="json")
+        assert response.status_code == 404, (path, response.content)
+    assert len(fake_llm.requests) == calls
+    # alice's rows are as they were; mallory's are hers
+    after = snapshot()
+    for label in ("workflows.Thread", "workflows.Message", "workflows.Run", "memory.History", "memory.HistoryMessage", "workflows.Webhook"):
+        assert after[label] == before[label], label
+    assert {p["id"]: p["owner_id"] for p in after["workflows.Provider"]} == {world.provider: user.pk, mine["id"]: other_user.pk}
+    assert {w["id"]: w["owner_id"] for w in after["workflows.Workflow"]} == {world.workflow: user.pk, created["id"]: other_user.pk, usable["id"]: other_user.pk}
+
+
+# --- sockets --------------------------------------------------------------------------------------
+def test_owner_sockets_refuse_other_users_and_anonymous(world, user, other_user):
+    async def connect(path, cookie):
+        comm = communicator(path, origin="http://testserver", cookie=cookie)
+        result = await comm.connect(timeout=30)
+        await comm.disconnect()
+        return result
+
+    alice, mallory = session_cookie(user), session_cookie(other_user)
+    paths = [f"/ws/threads/{world.thread}/", f"/ws/runs/{world.run}/", f"/ws/runs/{world.manual_run}/"]
+    for path in paths:
+        assert async_to_sync(connect)(path, None) == (False, 4401), path
+        assert async_to_sync(connect)(path, mallory) == (False, 4404), path
+        assert async_to_sync(connect)(path, alice)[0] is True, path  # the control
+    # the same refusal as for a thread that does not exist: no existence oracle
+    assert async_to_sync(connect)("/ws/threads/2147483647/", mallory) == (False, 4404)
+
+
+# --- widget keys ----------------------------------------------------------------------------------
+async def widget_connect(key, **kwargs):
+    comm = communicator(f"/ws/widget/{key}/", **kwargs)
+    connected, code = await comm.connect(timeout=30)
+    if not connected:
+        return None, code
+    ready = await comm.receive_json_from(timeout=30)
+    assert ready["type"] == "ready"
+    return comm, ready
+
+
+async def widget_say(comm, text, thread=None):
+    await comm.send_json_to({"type": "message", "text": text, "thread": thread, "client_id": None})
+    return await receive_until(comm, is_type("run.finished", "run.failed", "error"))
+
+
+def test_a_widget_key_reaches_only_its_own_published_workflow(world, api, make_workflow, provider, fake_llm, client):
+    from workflows import widget
+
+    widget.rate_limit_reset()
+    other = publish(api, make_workflow, full_graph(provider.pk, model="other-model"), "alice's other bot")
+    draft = make_workflow(full_graph(provider.pk), name="unpublished")
+    draft_key = api.get(f"/api/workflows/{draft['id']}/widget/").json()["public_key"]
+
+    async def scenario():
+        # a visitor of widget A gets a thread of workflow A
+        comm, _ = await widget_connect(world.key)
+        messages = await widget_say(comm, "visitor of A")
+        token_a = messages[0]["data"]["thread"]
+        assert messages[-1]["type"] == "run.finished"
+        await comm.disconnect()
+        # with the key of workflow B, that thread (or the owner's thread, by id) is not there
+        comm, _ = await widget_connect(other.key)
+        for token in (token_a, str(world.thread)):
+            await comm.send_json_to({"type": "sync", "thread": token, "after": 0})
+            refused = (await receive_until(comm, is_type("error", "history")))[-1]
+            assert refused["type"] == "error" and refused["data"]["code"] == "unknown_thread", refused
+            refused = (await widget_say(comm, "continue it", thread=token))[-1]
+            assert refused["type"] == "error" and refused["data"]["code"] == "unknown_thread", refused
+        await comm.disconnect()
+        # an unpublished workflow's key and an unknown key are refused at the handshake
+        assert (await widget_connect(draft_key))[1] == 4409
+        assert (await widget_connect("wk_" + "x" * 32))[1] == 4404
+        return token_a
+
+    before_b = Run.objects.filter(workflow_id=other.id).count()
+    token_a = async_to_sync(scenario)()
+    thread_a = Thread.objects.get(widget_token=token_a)
+    assert thread_a.workflow_id == world.workflow
+    assert Run.objects.get(thread=thread_a).version.number == 1  # the published version
+    assert [m.content for m in thread_a.messages.order_by("seq")] == ["visitor of A", "echo: visitor of A"]
+    assert Run.objects.filter(workflow_id=other.id).count() == before_b  # nothing ran on B
+    assert {r.model for r in fake_llm.requests} <= {"agent-model"}  # nor did B's model answer
+    # the public config: the unpublished key is refused, a published one says nothing internal
+    assert client.get(f"/api/widget/{draft_key}/").status_code == 409
+    config = client.get(f"/api/widget/{world.key}/").json()
+    assert set(config) == {"key", "name", "theme"} and str(world.workflow) not in json.dumps(config["theme"])
+    # rotating the key retires the old one
+    assert api.post(f"/api/workflows/{world.workflow}/widget/").status_code == 201
+    assert client.get(f"/api/widget/{world.key}/").status_code == 404
+    assert async_to_sync(widget_connect)(world.key)[1] == 4404
+
+
+# --- webhook URLs ---------------------------------------------------------------------------------
+def hook_post(path: str, body: dict, **headers):
+    return APIClient().generic(
+        "POST", path, json.dumps(body), content_type="application/json",
+        **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
+    )
+
+
+def test_webhook_urls_start_only_their_own_workflow(world, api, make_workflow, provider, fake_llm):
+    other = publish(api, make_workflow, full_graph(provider.pk, model="other-model"), "alice's other bot")
+    # workflow B has a conversation named "customer-42"
+    assert hook_post(hook_path(other.hooks["hook"]) + "?wait=1", {"message": "B's customer", "thread": "customer-42"}).status_code == 200
+    thread_b = Thread.objects.get(workflow_id=other.id, external_id="customer-42")
+    messages_b = list(thread_b.messages.values_list("seq", "content"))
+
+    # A's URL, with a payload naming B (and B's conversation): it runs A, on A's own conversation
+    response = hook_post(hook_path(world.hook), {"message": "hello", "workflow": other.id, "thread": "customer-42"})
+    assert response.status_code == 202, response.content
+    run = Run.objects.get(pk=response.json()["run"])
+    assert run.workflow_id == world.workflow and run.version.workflow_id == world.workflow and run.version.number == 1
+    assert run.thread.workflow_id == world.workflow and run.thread_id != thread_b.pk
+    assert list(thread_b.messages.values_list("seq", "content")) == messages_b
+    assert [r.model for r in fake_llm.requests[-2:]] == ["other-model", "agent-model"]
+    # a token that is not a webhook's, or a workflow id in its place, starts nothing
+    runs = Run.objects.count()
+    for path in ("/api/hooks/wh_not-a-token/", f"/api/hooks/{other.id}/", f"/api/hooks/{world.key}/"):
+        assert hook_post(path, {"message": "x"}).status_code == 404, path
+    assert Run.objects.count() == runs
+
+
+def test_webhook_urls_regenerated_retire_the_old_url_and_secret(world, api, make_workflow, provider):
+    signed = publish(api, make_workflow, full_graph(provider.pk, require_signature=True), "signed bot")
+    old_path, old_secret = hook_path(signed.hooks["hook"]), signed.hooks["hook"]["signing_secret"]
+
+    def signed_post(path, secret, text):
+        body = json.dumps({"message": text}).encode()
+        timestamp = str(int(time.time()))
+        return APIClient().generic(
+            "POST", path, body, content_type="application/json",
+            **{f"HTTP_{TIMESTAMP_HEADER.upper().replace('-', '_')}": timestamp,
+               f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": sign(secret, timestamp, body)},
+        )
+
+    assert signed_post(old_path, old_secret, "before").status_code == 202
+    regenerated = api.post(f"/api/workflows/{signed.id}/webhooks/hook/regenerate/").json()
+    new = next(t for t in regenerated if t["node"] == "hook")
+    new_path, new_secret = hook_path(new), new["signing_secret"]
+    assert new_path != old_path and new_secret != old_secret
+    runs = Run.objects.count()
+    assert signed_post(old_path, old_secret, "old url").status_code == 404
+    assert signed_post(old_path, new_secret, "old url, new secret").status_code == 404
+    assert signed_post(new_path, old_secret, "new url, old secret").status_code == 401
+    assert Run.objects.count() == runs
+    assert signed_post(new_path, new_secret, "after").status_code == 202
+    assert Webhook.objects.get(workflow_id=signed.id).token in new_path
+
+
+# --- nothing unlisted -----------------------------------------------------------------------------
+def _routes(patterns, prefix=""):
+    from django.urls import URLResolver
+
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _routes(pattern.url_patterns, prefix + str(pattern.pattern))
+        else:
+            yield prefix + str(pattern.pattern)
+
+
+def _as_schema_path(route: str) -> str:
+    return "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: "{id}" if m.group(1) == "pk" else "{%s}" % m.group(1), route)
+
+
+@pytest.mark.django_db(transaction=False)
+def test_every_endpoint_and_socket_has_an_access_check(api):
+    from django.urls import get_resolver
+
+    from workflows.routing import websocket_urlpatterns
+
+    schema = api.get("/api/schema/?format=json").json()
+    operations = {
+        (method.upper(), path)
+        for path, item in schema["paths"].items()
+        for method in item
+        if method in ("get", "post", "put", "patch", "delete")
+    }
+    covered = {(case.method, case.path) for case in CASES}
+    listed = covered | CALLER_SCOPED | set(PUBLIC)
+    assert operations - listed == set(), "endpoints with no access check: add a Case (or list why they are public)"
+    assert listed - operations == set(), "listed endpoints that no longer exist"
+    assert not covered & (CALLER_SCOPED | set(PUBLIC))
+
+    for route in _routes(get_resolver().url_patterns):
+        if route.startswith("api/"):
+            path = _as_schema_path(route)
+            assert path in schema["paths"] or path in OUTSIDE_SCHEMA, f"{route} is neither in the OpenAPI schema nor listed"
+        else:
+            assert route.startswith(OTHER_ROUTES), f"{route}: a new route outside the API; check who may reach it"
+    assert {str(p.pattern) for p in websocket_urlpatterns} == set(SOCKETS), "a socket route without an access check"
+
+
+def test_the_admin_is_for_staff_only(other_user, client):
+    client.force_login(other_user)
+    for path in ("/admin/", "/admin/workflows/workflow/", "/admin/workflows/provider/"):
+        response = client.get(path)
+        assert response.status_code == 302 and "/admin/login/" in response["Location"], path
