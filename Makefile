@@ -72,4 +72,4 @@ beat: setup
 	$(BIN)/celery -A config beat --scheduler django_celery_beat.schedulers:DatabaseScheduler --loglevel INFO
 
 clean:
-	rm -rf $(VENV) frontend/node_modules frontend/dist frontend/widget/node_modules frontend/widget/dist staticfiles db.sqlite3
+	rm -rf $(VENV) frontend/node_modules frontend/dist frontend/widget/node_modules frontend/widget/dist staticfiles db.sqlite3 db.sqlite3-wal db.sqlite3-shm
