@@ -34,7 +34,9 @@ class MemoryRuntime:
         self._notify = notify  # (event_type, data): memory.summarized
         self._histories: dict[tuple, object] = {}
 
-    def _history(self, binding: MemoryBinding, create: bool):
+    def _history(self, binding: MemoryBinding, create: bool, *, current: bool = False):
+        """The binding's history, read once per turn; ``current`` re-reads its position if it was
+        read earlier in the turn (another node may have appended to it since)."""
         key = history_key(key_param=binding.params.key, thread_id=self.thread_id, run_id=self.run_id)
         ident = (binding.history_kind, binding.history_name, key)
         if ident not in self._histories:
@@ -43,12 +45,12 @@ class MemoryRuntime:
             if history is None:
                 return None
             self._histories[ident] = history
+        elif current:
+            self._histories[ident].refresh_from_db(fields=["last_seq", "replaced_through"])
         return self._histories[ident]
 
     def context(self, binding: MemoryBinding) -> MemoryContext:
-        history = self._history(binding, create=binding.memory_type == "memory.summary")
-        if history is not None:
-            history.refresh_from_db(fields=["last_seq", "replaced_through"])
+        history = self._history(binding, create=binding.memory_type == "memory.summary", current=True)
         plan = strategies.plan(binding.memory_type, binding.params, history, binding.memory_node)
         if plan.to_summarize:
             plan = self._summarize(binding, history, plan)
