@@ -1,0 +1,65 @@
+"""Waiting requests share one Redis subscription per process (workflows/waiting.py).
+
+Needs Redis (127.0.0.1:6379 or SKEIN_TEST_REDIS_URL). Hundreds of chat requests wait at once in
+the full mode; each used to hold a Redis connection, and redis-py's pool stops at 100.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+import redis
+
+from tests.stack import wait_for
+from workflows import waiting
+
+WAITERS = 150  # more than redis-py's default pool of 100 connections
+
+
+@pytest.fixture
+def signals(settings, require_redis):
+    settings.FULL_MODE = True
+    settings.REDIS_URL = require_redis
+    settings.SKEIN_NAMESPACE = f"skein-test-waiting-{uuid.uuid4().hex[:8]}"
+    waiting._redis.cache_clear()
+    yield waiting._RunSignals()
+    waiting._redis.cache_clear()
+
+
+def _clients(url: str) -> int:
+    return len(redis.Redis.from_url(url).client_list())
+
+
+def test_many_waiters_share_one_subscription_and_each_wakes_for_its_own_run(signals, require_redis):
+    results: dict[int, bool] = {}
+
+    def wait(run_id: int) -> None:
+        results[run_id] = signals.wait(run_id, 30, is_done=lambda: False)
+
+    before = _clients(require_redis)
+    threads = [threading.Thread(target=wait, args=(run_id,)) for run_id in range(1, WAITERS + 1)]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: len(signals._waiters) == WAITERS, timeout=30, what="every waiter registered")
+    # One subscription for all of them (plus at most the publisher's connection below).
+    assert _clients(require_redis) - before <= 1
+
+    for run_id in range(1, WAITERS + 1, 2):  # only the odd runs finish
+        waiting.signal_run_done(run_id)
+    wait_for(lambda: len(results) == (WAITERS + 1) // 2, timeout=30, what="the signalled waiters woke")
+    assert sorted(results) == list(range(1, WAITERS + 1, 2)) and all(results.values())
+
+    for run_id in range(2, WAITERS + 1, 2):
+        waiting.signal_run_done(run_id)
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(results) == WAITERS and all(results.values())
+    assert not signals._waiters  # nothing left registered
+
+
+def test_a_run_done_before_the_wait_returns_at_once_and_an_unsignalled_one_times_out(signals):
+    assert signals.wait(1, 30, is_done=lambda: True) is True
+    assert signals.wait(2, 0.3, is_done=lambda: False) is False
+    assert not signals._waiters
