@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,13 +195,9 @@ class FakeServerProcess:
         self.base_url = line.strip()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        from tests.stack import stop_group
+
+        stop_group(self.proc, timeout=10)
         self._log.close()
 
 

@@ -74,11 +74,7 @@ class PrivatePostgres:
             return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").fetchone()[0]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)  # fast shutdown
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+        from tests.stack import stop_group
+
+        stop_group(self.proc, signal.SIGINT, timeout=30)  # SIGINT: PostgreSQL's fast shutdown
         self._log.close()

@@ -45,6 +45,18 @@ def full_mode_env(database_name: str, redis_url: str, **extra: str) -> dict:
     return env
 
 
+def stop_group(proc: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 15) -> None:
+    """Stop a process started with ``start_new_session`` and its children: ``sig``, then SIGKILL."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, sig)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
 class Process:
     def __init__(self, name: str, args: list[str], env: dict, log_dir: Path):
         self.name = name
@@ -64,13 +76,7 @@ class Process:
             os.killpg(self.proc.pid, sig)
 
     def stop(self) -> None:
-        if self.alive():
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        stop_group(self.proc)
         self.log.close()
 
 
