@@ -90,6 +90,8 @@ class Summarization(models.Model):
     completion_tokens = models.PositiveIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    # Exactly the request sent to the summarizer ({role, content} each).
+    messages = models.JSONField(default=list, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

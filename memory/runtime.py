@@ -10,7 +10,8 @@ from django.conf import settings
 from workflows.engine.services import MemoryBinding, MemoryContext, ModelRef
 
 from . import selectors, services, strategies
-from .summarizer import summarize, summary_request
+from .summarizer import summarize
+from .summary_prompt import summary_from_reply, summary_request
 
 logger = logging.getLogger("skein.memory")
 
@@ -86,6 +87,7 @@ class MemoryRuntime:
             from_seq=first,
             through_seq=last,
             message_count=len(plan.to_summarize),
+            messages=request,
         )
         try:
             if model is None:
@@ -93,7 +95,7 @@ class MemoryRuntime:
             summarizer_ref = ModelRef(model=model.model, provider=model.provider, temperature=0.2)
             call = self._bind_model(binding.memory_node, summarizer_ref, stream=False)
             result = summarize(call, request, timeout=timeout)
-            text = result.text.strip()
+            text = summary_from_reply(previous_summary=plan.summary, reply=result.text)
             if not text:
                 raise RuntimeError("the summarizer answered with an empty summary")
         except Exception as exc:

@@ -16,18 +16,6 @@ class SummaryTimeout(Exception):
     pass
 
 
-def summary_request(*, prompt: str, previous_summary: str, messages: list[dict]) -> list[dict]:
-    transcript = "\n".join(f"{m['role']}: {m['content']}" for m in messages)
-    previous = previous_summary.strip() or "(none yet)"
-    return [
-        {"role": "system", "content": prompt},
-        {
-            "role": "user",
-            "content": f"Existing summary:\n{previous}\n\nNew messages to add to it:\n{transcript}\n\nUpdated summary:",
-        },
-    ]
-
-
 def summarize(call: Callable[[list[dict], float], LLMResult], request: list[dict], *, timeout: float) -> LLMResult:
     """Run ``call(request, timeout)`` and give up after ``timeout`` seconds, whatever it is doing."""
     future = _pool.submit(call, request, timeout)

@@ -236,6 +236,9 @@ class RunStep(models.Model):
     output = models.TextField(blank=True)
     error = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
+    # Exactly the messages this step's model call was sent ({role, content} each), or None for a
+    # node that called no model. Stored as sent, never reconstructed.
+    messages = models.JSONField(null=True, blank=True)
     started = models.DateTimeField(auto_now_add=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
 

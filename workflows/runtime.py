@@ -66,6 +66,10 @@ class TurnRuntime:
         return call
 
     def call_model(self, node_id: str, ref: ModelRef, messages: list[dict]) -> LLMResult:
+        """The running node's model call; its step records exactly what was sent, before sending."""
+        step = self._steps.get(node_id)
+        if step is not None:
+            step.messages = [{"role": m["role"], "content": storable(m["content"])} for m in messages]
         return self.bind_model(node_id, ref)(messages)
 
     def _token_sender(self, node_id: str):

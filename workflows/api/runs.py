@@ -21,6 +21,11 @@ class RunsQuery(serializers.Serializer):
     thread = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
 
 
+class SentMessageOutput(serializers.Serializer):
+    role = serializers.CharField()
+    content = serializers.CharField(allow_blank=True)
+
+
 class StepOutput(serializers.Serializer):
     node = serializers.CharField()
     type = serializers.CharField()
@@ -30,6 +35,7 @@ class StepOutput(serializers.Serializer):
     output = serializers.CharField()
     error = serializers.CharField()
     details = serializers.DictField()
+    messages = SentMessageOutput(many=True, allow_null=True, help_text="exactly what this step's model was sent; null if it called none")
 
 
 class RunSummaryOutput(serializers.Serializer):
@@ -64,6 +70,7 @@ class SummarizationOutput(serializers.Serializer):
     completion_tokens = serializers.IntegerField()
     duration_ms = serializers.IntegerField()
     error = serializers.CharField()
+    messages = SentMessageOutput(many=True, help_text="exactly what the summarizer was sent")
 
 
 class RunOutput(RunSummaryOutput):

@@ -12,16 +12,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
 from workflows.engine.executor import bind_memory
 from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, register
 
-DEFAULT_SUMMARY_PROMPT = (
-    "You maintain a running summary of a conversation between a user and an assistant.\n"
-    "Extend the existing summary with the new messages below. Keep every fact, name, number, "
-    "decision, preference and open question that may matter later; drop greetings and filler. "
-    "Write in the third person, in the conversation's language, as compact prose. "
-    "Return only the updated summary."
-)
 CONSUMERS = ("llm", "router.llm")
 
 
