@@ -48,7 +48,9 @@ def test_validation_never_crashes_and_keys_every_issue(graph):
         assert found["node"] is None or isinstance(found["node"], str)
 
 
-@pytest.mark.django_db
+# transaction=True: the turns run for real (after their commit), as in the app, so a chat waits
+# for its own run to end rather than for a commit that never comes.
+@pytest.mark.django_db(transaction=True)
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(graph=graphs)
 def test_broken_graphs_through_the_api_are_4xx_or_saved_drafts(api, graph):

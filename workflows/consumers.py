@@ -273,4 +273,8 @@ def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
         return {"type": kind, "data": {"run": run, "reply": data.get("reply", "")}}
     if kind == events.RUN_FAILED:
         return {"type": kind, "data": {"run": run, "error": "Sorry, something went wrong while answering. Please try again."}}
-    return None  # memory.* and anything new: internal until decided otherwise
+    if kind == events.MEMORY_SUMMARIZING:  # "summarizing earlier messages…", with nothing internal
+        return {"type": kind, "data": {"run": run}}
+    if kind in (events.MEMORY_SUMMARIZED, events.MEMORY_WARNING):  # the cue ends either way
+        return {"type": events.MEMORY_SUMMARIZED, "data": {"run": run}}
+    return None  # anything new: internal until decided otherwise

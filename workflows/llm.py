@@ -82,14 +82,16 @@ def complete(
     on_token: Callable[[str], None] | None = None,
     timeout: float | None = None,
     retries: int | None = None,
+    deadline: float | None = None,
 ) -> LLMResult:
+    """One model call, streamed. ``timeout`` bounds each attempt; ``deadline`` (a
+    ``time.monotonic()`` instant) bounds the whole call, retries included: no request is sent
+    after it, and an attempt in flight gives up at it."""
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
     target = litellm_target(ref, provider)
     # Retries are ours (below), counted once: the provider SDK's own retries are turned off.
-    kwargs = dict(
-        target, messages=messages, stream=True, stream_options={"include_usage": True}, timeout=timeout, max_retries=0
-    )
+    kwargs = dict(target, messages=messages, stream=True, stream_options={"include_usage": True}, max_retries=0)
     if not target["model"].startswith(local_model.PROVIDER + "/"):
         # Known prices spare litellm its own search of the price map on every response.
         kwargs["input_cost_per_token"], kwargs["output_cost_per_token"] = _prices(target["model"])
@@ -101,14 +103,18 @@ def complete(
     attempt = 0
     while True:
         attempt += 1
+        budget = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+        if budget <= 0:
+            expired = litellm.Timeout(message="no answer within the bound", model=target["model"], llm_provider="")
+            raise NodeError(describe_error(expired, ref)) from expired
         try:
-            return _stream(kwargs, ref, target["model"], on_token, timeout)
+            return _stream({**kwargs, "timeout": budget}, ref, target["model"], on_token, budget)
         except _Streamed as exc:  # failed after tokens reached the participant: no silent retry
             raise NodeError(describe_error(exc.cause, ref)) from exc.cause
         except TRANSIENT as exc:
-            if attempt > retries:
-                raise NodeError(describe_error(exc, ref)) from exc
             delay = min(0.5 * 2 ** (attempt - 1), 4.0)
+            if attempt > retries or (deadline is not None and time.monotonic() + delay >= deadline):
+                raise NodeError(describe_error(exc, ref)) from exc
             logger.warning("model %s: transient error (%s), retry %d in %.1fs", ref.model, type(exc).__name__, attempt, delay)
             time.sleep(delay)
         except litellm.exceptions.APIError as exc:

@@ -101,3 +101,35 @@ def page(request, chromium, built_frontend, loaded_urlconf, live_server):
 @pytest.fixture
 def browser_user(django_user_model):
     return django_user_model.objects.create_user(USERNAME, password=PASSWORD)
+
+
+@pytest.fixture(scope="module")
+def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Daphne serving Skein in the embedded mode (turns run in it), on the test database: what a
+    browser must talk to when it watches a turn live (the live_server's WSGI buffers streams)."""
+    from django.db import connection
+
+    from tests.realtime_fixtures import WIDGET_JS
+    from tests.stack import full_mode_env, start_daphne
+
+    if not WIDGET_JS.exists():
+        pytest.fail(f"the widget is not built: {WIDGET_JS} is missing (cd frontend/widget && npm ci && npm run build)", pytrace=False)
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+    web, base = start_daphne(full_mode_env(name, "", SKEIN_WIDGET_BURST=100), tmp_path_factory.mktemp("daphne"))
+    try:
+        yield base
+    finally:
+        web.stop()
+
+
+@pytest.fixture
+def live_page(chromium, built_frontend, daphne):
+    """A page on the daphne server (see ``daphne``), for watching turns as they happen."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, base_url=daphne)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    yield page
+    context.close()

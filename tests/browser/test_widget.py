@@ -17,7 +17,6 @@ from playwright.sync_api import expect
 
 from tests.fakellm import Reply
 from tests.realtime_fixtures import WIDGET_JS, published  # noqa: F401
-from tests.stack import full_mode_env, start_daphne
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,22 +30,6 @@ window.WebSocket = class extends Native {
   constructor(...args) { super(...args); window.__sockets.push(this); }
 };
 """
-
-
-@pytest.fixture(scope="module")
-def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
-    """Daphne serving Skein in the embedded mode (turns run in it), on the test database."""
-    from django.db import connection
-
-    if not WIDGET_JS.exists():
-        pytest.fail(f"the widget is not built: {WIDGET_JS} is missing (cd frontend/widget && npm ci && npm run build)", pytrace=False)
-    with django_db_blocker.unblock():
-        name = connection.settings_dict["NAME"]
-    web, base = start_daphne(full_mode_env(name, "", SKEIN_WIDGET_BURST=100), tmp_path_factory.mktemp("daphne"))
-    try:
-        yield base
-    finally:
-        web.stop()
 
 
 @pytest.fixture

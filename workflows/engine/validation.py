@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from .graph import Graph
-from .registry import GraphView, NodeType, Params, Port, PortKind, get_node_type
+from .registry import GraphView, NodeType, Params, Port, PortKind, get_node_type, issue
+from .services import MemoryBinding
 
 
 @dataclass
@@ -34,9 +35,29 @@ class Analysis:
     def ok(self) -> bool:
         return not self.issues
 
+    def attached(self, node_id: str, port: str) -> list[ResolvedNode]:
+        """The nodes attached to one of ``node_id``'s resource inputs (a memory, a model)."""
+        return [
+            self.nodes[e.source] for e in self.edges if e.target == node_id and e.target_handle == port and e.source in self.nodes
+        ]
 
-def issue(node: str | None, field: str | None, message: str) -> dict:
-    return {"node": node, "field": field, "message": message}
+    def consumers(self, node_id: str) -> list[ResolvedNode]:
+        """The nodes a memory is attached to."""
+        return [
+            self.nodes[e.target] for e in self.edges if e.source == node_id and e.source_handle == "memory" and e.target in self.nodes
+        ]
+
+    def memory_binding(self, memory_id: str, consumer_id: str | None = None) -> MemoryBinding:
+        """A memory node bound to one consumer (by default its first): the value ``memory/`` reads."""
+        memory = self.nodes[memory_id]
+        consumers = self.consumers(memory_id)
+        consumer = self.nodes.get(consumer_id) if consumer_id else (consumers[0] if consumers else None)
+        spec = memory.node_type.memory_spec(memory_id, memory.params, lambda port: self.attached(memory_id, port))
+        return MemoryBinding(
+            spec=spec,
+            consumer_node=consumer.node_id if consumer else None,
+            consumer_model=consumer.node_type.model_ref_of(consumer.params) if consumer else None,
+        )
 
 
 def analyze(graph: Graph) -> Analysis:
@@ -112,9 +133,24 @@ def analyze(graph: Graph) -> Analysis:
         issues.extend(rn.node_type.check(node_id, rn.params, view))
 
     flow_edges = [e for e in valid_edges if resolved[e.source].outputs[e.source_handle].kind == PortKind.FLOW]
-    order, cyclic = _topological_order(list(graph.nodes), flow_edges)
+    # A resource node that takes part in the flow (a memory whose set_history is fed) runs before
+    # the nodes it is attached to: they read what it replaced, in the same run (DESIGN.md §4).
+    in_flow, flow_set = {e.target for e in flow_edges}, set(flow_edges)
+    runs_first = [e for e in valid_edges if e.source in in_flow and e not in flow_set]
+    order, cyclic = _topological_order(list(graph.nodes), flow_edges + runs_first)
+    looped = set(cyclic)
     for node_id in cyclic:
         issues.append(issue(node_id, None, "this node is part of a cycle; flow edges must not loop back"))
+    for edge in runs_first:
+        if edge.source in looped and edge.target in looped:
+            issues.append(
+                issue(
+                    edge.source,
+                    "set_history",
+                    f"'{edge.target}' reads this memory, so it cannot also feed its set_history: "
+                    "the history is replaced before the nodes that read it run",
+                )
+            )
 
     triggers = [n for n, rn in resolved.items() if rn.node_type.is_trigger]
     if not triggers:

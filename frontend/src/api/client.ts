@@ -3,6 +3,7 @@
 import type {
   ChatReply,
   Graph,
+  MemoryExport,
   MemoryHistory,
   MemoryMessage,
   NodeTypeSpec,
@@ -195,6 +196,10 @@ export const api = {
   threadMemory: (id: number) => request<MemoryHistory[]>('GET', `/api/threads/${id}/memory/`),
   replaceMemory: (id: number, name: string, messages: MemoryMessage[]) =>
     request<MemoryHistory>('PUT', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { messages }),
+  editSummary: (id: number, name: string, summary: string) =>
+    request<MemoryHistory>('PATCH', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { summary }),
+  exportMemory: (id: number) => request<MemoryExport>('GET', `/api/threads/${id}/memory-export/`),
+  importMemory: (id: number, file: MemoryExport) => request<MemoryHistory[]>('POST', `/api/threads/${id}/memory-import/`, file),
 };
 
 /** Some list endpoints may come paginated; the pages that need one list read it whole. */

@@ -171,6 +171,28 @@ export interface RunStep {
   output: string;
   error: string;
   details: Record<string, unknown>;
+  /** Exactly what this step's model was sent; null for a node that called no model. */
+  messages?: SentMessage[] | null;
+}
+
+export interface SentMessage {
+  role: string;
+  content: string;
+}
+
+/** One summarizer call of a run (`GET /api/runs/{id}/` → `summarizations`). */
+export interface Summarization {
+  node: string;
+  status: 'ok' | 'failed';
+  model: string;
+  from_seq: number;
+  through_seq: number;
+  message_count: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  duration_ms: number;
+  error: string;
+  messages: SentMessage[];
 }
 
 export interface RunSummary {
@@ -193,6 +215,7 @@ export interface RunSummary {
 
 export interface Run extends RunSummary {
   steps: RunStep[];
+  summarizations?: Summarization[];
 }
 
 export interface MemoryMessage {
@@ -204,10 +227,28 @@ export interface MemoryMessage {
 export interface MemoryHistory {
   name: string;
   node: string | null;
+  type?: string;
   history: string;
+  /** Whether this memory keeps a running summary (its text can be edited). */
+  summarizes?: boolean;
   summary: string;
+  summary_through?: number;
+  summarize_next?: boolean;
+  tokenizer?: string;
   messages: MemoryMessage[];
   token_count: number;
+}
+
+/** `GET /api/threads/{id}/memory-export/` */
+export interface MemoryExport {
+  thread?: number;
+  workflow?: number;
+  histories: {
+    history: string;
+    name: string;
+    messages: { seq?: number; role: string; content: string }[];
+    summaries?: { node: string; text: string; through_seq: number }[];
+  }[];
 }
 
 export interface TranscriptMessage {

@@ -23,6 +23,7 @@ header :focus-visible{outline-color:var(--oa)}
 .unsent{opacity:.7}
 .error{align-self:flex-start;background:#fde8e8;color:#8a1c1c}
 .streaming .text:empty::after,.streaming .text::after{content:"\\2026";opacity:.6}
+.summarizing .text{font-style:italic;opacity:.75}.summarizing .text::after{content:none}
 .starters{display:flex;flex-wrap:wrap;gap:6px;padding:0 12px}
 .starters:empty{display:none}
 .starter{padding:6px 10px;background:transparent;color:var(--a);border:1px solid var(--a);border-radius:14px;font-size:14px}
