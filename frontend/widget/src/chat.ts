@@ -223,7 +223,9 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       case 'history':
         if ((data.thread ?? null) !== state.thread) return; // an answer about a conversation left since
         state.merge(data.messages, data.pending);
-        resendUnsent();
+        // A long conversation comes in pages (each fits one WebSocket frame): ask for the next.
+        if (data.more) options.transport.sync(state.thread, state.lastSeq());
+        else resendUnsent();
         break;
       case 'llm.token': {
         const message = state.token(data.run, data.node, data.text);
