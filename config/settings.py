@@ -252,6 +252,12 @@ SKEIN_TRUSTED_PROXIES = env.list("SKEIN_TRUSTED_PROXIES", default=[])
 SKEIN_MAX_GRAPH_NODES = env.int("SKEIN_MAX_GRAPH_NODES", default=500)
 SKEIN_MAX_GRAPH_EDGES = env.int("SKEIN_MAX_GRAPH_EDGES", default=2000)
 SKEIN_NODE_CPU_BUDGET_S = env.float("SKEIN_NODE_CPU_BUDGET_S", default=2.0)
+# Celery's limits on one run_turn task (a turn drains its thread's queue): past the soft limit the
+# turn fails with an error, past the hard one the worker process is replaced. Celery enforces them
+# in prefork workers; with the threads pool (`make worker`) and in the embedded mode each part of
+# a turn has its own bound instead (model calls, summaries, node budgets).
+SKEIN_TURN_SOFT_TIME_LIMIT_S = env.int("SKEIN_TURN_SOFT_TIME_LIMIT_S", default=900)
+SKEIN_TURN_TIME_LIMIT_S = env.int("SKEIN_TURN_TIME_LIMIT_S", default=960)
 SKEIN_TEMPLATE_MAX_CHARS = env.int("SKEIN_TEMPLATE_MAX_CHARS", default=100_000)
 # A reply longer than this is cut (and says so): it must fit a WebSocket frame (daphne: 1 MiB).
 SKEIN_MAX_REPLY_CHARS = env.int("SKEIN_MAX_REPLY_CHARS", default=60_000)
