@@ -244,6 +244,7 @@ if FULL_MODE and not SKEIN_ENCRYPTION_KEY:
 # Hosts or networks (CIDR) a provider's api_base may reach although they are loopback or private.
 # Link-local and cloud-metadata addresses are always refused; the embedded mode allows loopback.
 SKEIN_PROVIDER_ALLOWED_HOSTS = env.list("SKEIN_PROVIDER_ALLOWED_HOSTS", default=[])
+SKEIN_PROVIDER_ALLOW_LOOPBACK = env.bool("SKEIN_PROVIDER_ALLOW_LOOPBACK", default=not FULL_MODE)
 # Proxies (addresses or CIDRs) whose X-Forwarded-For names the client: rate limits and lockouts
 # then count the client, not the proxy.
 SKEIN_TRUSTED_PROXIES = env.list("SKEIN_TRUSTED_PROXIES", default=[])

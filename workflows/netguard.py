@@ -9,7 +9,8 @@ request when any address the name resolves to is refused, connects to the addres
 The policy:
 - link-local and cloud-metadata addresses, unspecified, multicast and reserved ones: always refused;
 - loopback: allowed in the embedded mode (local Ollama or llama.cpp servers), refused in the full
-  mode unless ``SKEIN_PROVIDER_ALLOWED_HOSTS`` lists it;
+  mode unless ``SKEIN_PROVIDER_ALLOWED_HOSTS`` lists it (``SKEIN_PROVIDER_ALLOW_LOOPBACK`` says
+  which, and defaults to the mode's);
 - private networks (RFC 1918, unique local, carrier-grade NAT): refused unless listed;
 - everything else (the internet): allowed.
 """
@@ -64,7 +65,7 @@ def address_refusal(address: IPAddress, *, host_listed: bool = False) -> str | N
     if host_listed or any(address.version == net.version and address in net for net in networks):
         return None
     if address.is_loopback:
-        return None if not settings.FULL_MODE else "a loopback address (the full mode refuses it unless listed)"
+        return None if settings.SKEIN_PROVIDER_ALLOW_LOOPBACK else "a loopback address (the full mode refuses it unless listed)"
     if not address.is_global:
         return "a private or reserved address"
     return None

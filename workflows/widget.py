@@ -63,7 +63,7 @@ def widget_thread(*, workflow: Workflow, token: str | None) -> Thread | None:
 # A history frame stays well under daphne's 1 MiB WebSocket frame: a page holds at most this many
 # messages and bytes of JSON (as sent: non-ASCII is escaped), and says when more follow.
 HISTORY_PAGE_MESSAGES = 100
-HISTORY_PAGE_BYTES = 512 * 1024
+HISTORY_PAGE_BYTES = 800 * 1024
 
 
 def _history_item(message: Message) -> dict:

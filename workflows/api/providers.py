@@ -119,7 +119,7 @@ class ProviderDraftTestView(APIView):
 
     throttle_classes = [ConnectionTestThrottle]
 
-    @extend_schema(request=ProviderDraftTestInput, responses={200: ProviderTestOutput})
+    @extend_schema(request=ProviderDraftTestInput, responses={200: ProviderTestOutput}, operation_id="providers_test_draft")
     def post(self, request):
         data = ProviderDraftTestInput(data=request.data)
         data.is_valid(raise_exception=True)

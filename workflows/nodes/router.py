@@ -161,7 +161,7 @@ def _is_regex(match: str) -> bool:
 
 @lru_cache(maxsize=2048)
 def route_regex(pattern: str):
-    """``pattern`` compiled by RE2; ``ValueError`` with a reason a person can act on otherwise.
+    r"""``pattern`` compiled by RE2; ``ValueError`` with a reason a person can act on otherwise.
 
     RE2 takes Python's syntax except look-around, back-references and possessive or atomic groups;
     ``\w``, ``\d`` and ``\b`` are ASCII (use ``\pL`` for any letter)."""
