@@ -72,6 +72,7 @@ class Probe:
 def assert_answered_during(probe: Probe, attack_s: float):
     assert probe.latencies and not probe.failures, probe.failures
     slowest = max(probe.latencies)
+    print(f"attack {attack_s:.2f}s; {len(probe.latencies)} requests meanwhile, the slowest {slowest:.3f}s")
     # A frozen server answers the probe only once the attack ends: its latency is then most of the
     # attack's duration. A responsive one answers within a small part of it.
     assert slowest * 3 < attack_s, f"a request during the attack took {slowest:.2f}s of the attack's {attack_s:.2f}s"
