@@ -3,8 +3,9 @@
 Every outbound request to a model provider goes through ``http_client()``: litellm's OpenAI-SDK
 calls (``litellm.client_session``), its own HTTP handler for Anthropic and Ollama (``llm_client()``),
 and the ``/models`` listings. Its transport resolves the host on every request, refuses the
-request when any address the name resolves to is refused, connects to the address it checked
-(a second lookup cannot swap it: no DNS rebinding) and follows no redirects.
+request when any address the name resolves to is refused, connects over plain HTTP to the address
+it checked (a second lookup cannot swap it: no DNS rebinding; over https the certificate binds the
+connection to the name) and follows no redirects.
 
 The policy:
 - link-local and cloud-metadata addresses, unspecified, multicast and reserved ones: always refused;
@@ -131,12 +132,11 @@ class GuardedTransport(httpx.HTTPTransport):
         except RefusedAddress as exc:
             raise RefusedAddress(str(exc), request=request) from None
         address = str(addresses[0])
-        if address != host.strip("[]"):
-            # Connect to the address just checked; the Host header and TLS (SNI and certificate
-            # check) still name the host.
+        if request.url.scheme == "http" and address != host.strip("[]"):
+            # Connect to the address just checked (the Host header still names the host), so a
+            # second lookup cannot swap it. Over https the certificate check binds the connection
+            # to the name: a rebound name cannot reach a service without that name's certificate.
             request.url = request.url.copy_with(host=address)
-            if request.url.scheme == "https":
-                request.extensions = {**request.extensions, "sni_hostname": host}
         return super().handle_request(request)
 
 
