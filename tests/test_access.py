@@ -161,7 +161,7 @@ CASES = [
     Case("PATCH", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), lambda w: {"summary": "forged by mallory"}),
     Case("DELETE", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), owner=204),
     Case("GET", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/"),
-    Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1"}),
+    Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1", "api_key": "sk-new"}),
     Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
     Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
 ]
@@ -180,6 +180,7 @@ PUBLIC = {
     ("POST", "/api/auth/login/"): "logging in",
     ("POST", "/api/auth/logout/"): "the caller's own session",
     ("GET", "/api/auth/me/"): "the caller's own account",
+    ("POST", "/api/auth/password/"): "the caller's own account (anonymous: 401/403): test_password_change_*",
     ("GET", "/api/auth/csrf/"): "a CSRF token",
     ("GET", "/api/node-types/"): "the node registry, the same for everyone",
     ("POST", "/api/providers/test/"): "tests the settings in the body; reads nothing stored",

@@ -17,7 +17,7 @@ from . import events, locks
 from .engine.executor import RunFailed, execute
 from .engine.graph import Graph
 from .engine.registry import FlowValue
-from .engine.validation import Analysis, analyze, issue
+from .engine.validation import Analysis, analyze, analyze_raw, issue
 from .models import Message, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
 from .text import storable, storable_json
 
@@ -47,7 +47,7 @@ def graph_issues(*, graph, owner) -> list[dict]:
     """Every problem of a graph for this owner: the engine's checks plus providers they can use.
 
     Raises ``GraphShapeError`` for input that is not graph-shaped at all."""
-    analysis = analyze(Graph.parse(graph))
+    analysis = analyze_raw(graph)
     issues = list(analysis.issues)
     wanted = {rn.params.provider: rn.node_id for rn in analysis.nodes.values() if getattr(rn.params, "provider", None)}
     if wanted:
@@ -82,7 +82,19 @@ def provider_create(*, owner, name: str, kind: str, api_base: str = "", api_key:
     return provider
 
 
+class KeyNeededAgain(Exception):
+    """A stored key would go somewhere its owner did not send it."""
+
+
 def provider_update(*, provider: Provider, **fields) -> Provider:
+    """Change a provider. Moving a stored key (a new ``api_base`` or ``kind``) needs the key again
+    in the same change (``api_key``; an empty one removes it): ``KeyNeededAgain`` otherwise."""
+    moves = any(name in fields and (fields[name] or "") != getattr(provider, name) for name in ("kind", "api_base"))
+    if moves and provider.has_api_key and fields.get("api_key") is None:
+        raise KeyNeededAgain(
+            "changing the server or the kind of a provider with a stored key needs the key again "
+            "(send api_key; an empty one removes the stored key)"
+        )
     for name in ("name", "kind", "api_base"):
         if name in fields:
             setattr(provider, name, fields[name] or "")

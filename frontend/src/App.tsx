@@ -13,6 +13,7 @@ const RunsPage = lazy(() => import('./runs/RunsPage').then((m) => ({ default: m.
 const RunPage = lazy(() => import('./runs/RunPage').then((m) => ({ default: m.RunPage })));
 const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ default: m.MemoryPage })));
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
+const AccountPage = lazy(() => import('./auth/AccountPage').then((m) => ({ default: m.AccountPage })));
 
 function shell(page: ReactNode): ReactNode {
   return (
@@ -30,6 +31,7 @@ function routeFor(pathname: string): ReactNode {
   if ((params = match('/runs/:id', pathname))) return shell(<RunPage key={params.id} runId={Number(params.id)} />);
   if ((params = match('/threads/:id/memory', pathname))) return shell(<MemoryPage key={params.id} threadId={Number(params.id)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);
+  if (match('/account', pathname)) return shell(<AccountPage />);
   return <AppShell><WorkflowsPage /></AppShell>;
 }
 

@@ -85,17 +85,24 @@ def pytest_runtest_makereport(item, call):
 def page(request, chromium, built_frontend, loaded_urlconf, live_server):
     context = chromium.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, base_url=live_server.url)
     context.set_default_timeout(15_000)
+    # Every page the app serves runs under its Content-Security-Policy: any violation fails the test.
+    context.add_init_script(
+        "window.__violations = [];"
+        "document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));"
+    )
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.js_errors = errors
     yield page
+    violations = page.evaluate("window.__violations || []") if not page.is_closed() else []
     if getattr(request.node, "browser_failed", False):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / f"{request.node.name}.png"
         page.screenshot(path=str(shot))
         print(f"screenshot of the failure: {shot}; page errors: {errors}")
     context.close()
+    assert violations == [], f"the page broke its Content-Security-Policy: {violations}"
 
 
 @pytest.fixture

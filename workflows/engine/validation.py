@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+import hashlib
+import json
+import threading
+from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -165,11 +168,24 @@ def analyze(graph: Graph) -> Analysis:
 
 
 def _topological_order(node_ids: list[str], edges) -> tuple[list[str], list[str]]:
-    indegree = {n: 0 for n in node_ids}
+    """Kahn's order of the flow graph, and the nodes on cycles. Each edge is looked at a bounded
+    number of times: linear in the size of the graph."""
+    pairs = [(edge.source, edge.target) for edge in edges]
+    order, left = _peel(node_ids, pairs)
+    # Kahn leaves cycles and whatever hangs below them; peel off the nodes that lead nowhere, the
+    # same way backwards.
+    inside = [(target, source) for source, target in pairs if source in left and target in left]
+    _peeled, on_cycles = _peel([n for n in node_ids if n in left], inside)
+    return order, [n for n in node_ids if n in on_cycles]
+
+
+def _peel(node_ids: list[str], pairs: list[tuple[str, str]]) -> tuple[list[str], set[str]]:
+    """Repeatedly remove the nodes nothing points to: (the removal order, what could not be removed)."""
+    indegree = dict.fromkeys(node_ids, 0)
     adjacency: dict[str, list[str]] = defaultdict(list)
-    for edge in edges:
-        adjacency[edge.source].append(edge.target)
-        indegree[edge.target] += 1
+    for source, target in pairs:
+        adjacency[source].append(target)
+        indegree[target] += 1
     queue = deque(n for n in node_ids if indegree[n] == 0)
     order = []
     while queue:
@@ -179,14 +195,7 @@ def _topological_order(node_ids: list[str], edges) -> tuple[list[str], list[str]
             indegree[nxt] -= 1
             if indegree[nxt] == 0:
                 queue.append(nxt)
-    # Kahn leaves cycles and whatever hangs below them; peel off the nodes that lead nowhere.
-    left = {n for n in node_ids if indegree[n] > 0}
-    while True:
-        sinks = {n for n in left if not any(t in left for t in adjacency[n])}
-        if not sinks:
-            break
-        left -= sinks
-    return order, [n for n in node_ids if n in left]
+    return order, {n for n in node_ids if indegree[n] > 0}
 
 
 def _reachable(starts: list[str], edges) -> set[str]:
@@ -206,3 +215,25 @@ def _reachable(starts: list[str], edges) -> set[str]:
 def validate(raw_graph) -> list[dict]:
     """Every issue of a raw graph; a graph that is not graph-shaped raises ``GraphShapeError``."""
     return analyze(Graph.parse(raw_graph)).issues
+
+
+_ANALYSES: OrderedDict[str, Analysis] = OrderedDict()
+_ANALYSES_LOCK = threading.Lock()
+ANALYSES_KEPT = 256
+
+
+def analyze_raw(raw_graph) -> Analysis:
+    """``analyze(Graph.parse(raw_graph))``, computed once per distinct graph and process (a draft
+    revision is read many times: every GET, every autosave answer). Treat the result as read-only."""
+    key = hashlib.sha256(json.dumps(raw_graph, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    with _ANALYSES_LOCK:
+        cached = _ANALYSES.get(key)
+        if cached is not None:
+            _ANALYSES.move_to_end(key)
+            return cached
+    analysis = analyze(Graph.parse(raw_graph))
+    with _ANALYSES_LOCK:
+        _ANALYSES[key] = analysis
+        while len(_ANALYSES) > ANALYSES_KEPT:
+            _ANALYSES.popitem(last=False)
+    return analysis

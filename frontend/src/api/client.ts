@@ -19,6 +19,7 @@ import type {
   WidgetSettings,
   WidgetTheme,
   Workflow,
+  WorkflowSummary,
 } from './types';
 
 export class ApiError extends Error {
@@ -161,6 +162,8 @@ export const api = {
   me: () => request<User>('GET', '/api/auth/me/'),
   login: (username: string, password: string) => request<User>('POST', '/api/auth/login/', { username, password }),
   logout: () => request<void>('POST', '/api/auth/logout/'),
+  changePassword: (oldPassword: string, newPassword: string) =>
+    request<void>('POST', '/api/auth/password/', { old_password: oldPassword, new_password: newPassword }),
 
   nodeTypes: () => request<NodeTypeSpec[]>('GET', '/api/node-types/'),
 
@@ -172,7 +175,7 @@ export const api = {
     request<ProviderTestResult>('POST', `/api/providers/${id}/test/`, model ? { model } : {}),
 
   workflows: (params: { limit?: number; offset?: number } = {}) =>
-    request<Page<Workflow>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
+    request<Page<WorkflowSummary>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
   workflow: (id: number) => request<Workflow>('GET', `/api/workflows/${id}/`),
   createWorkflow: (body: { name: string; graph: Graph }) => request<Workflow>('POST', '/api/workflows/', body),
   /** PUT when the graph is sent, else PATCH; a stale revision throws ConflictError. */

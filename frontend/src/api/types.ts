@@ -78,17 +78,21 @@ export interface ValidationIssue {
   message: string;
 }
 
-export interface Workflow {
+/** A workflow as `GET /api/workflows/` lists it: no validation, no triggers. */
+export interface WorkflowSummary {
   id: number;
   name: string;
   graph: Graph;
   revision: number;
-  errors: ValidationIssue[];
   published_version: number | null;
-  /** The published version's triggers (empty before the first publish). */
-  triggers?: TriggerInfo[];
   created: string;
   updated: string;
+}
+
+export interface Workflow extends WorkflowSummary {
+  errors: ValidationIssue[];
+  /** The published version's triggers (empty before the first publish). */
+  triggers?: TriggerInfo[];
 }
 
 /** A trigger of the published version (`GET /api/workflows/{id}/` → `triggers`). */

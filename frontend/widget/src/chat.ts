@@ -3,7 +3,7 @@
 
 import type { ServerEvent, Status, Theme, Transport } from './protocol';
 import { Conversation, type Message } from './state';
-import { STYLES } from './styles';
+import { adoptStyles } from './styles';
 
 export interface ChatOptions {
   transport: Transport;
@@ -72,7 +72,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
     const host = el('div');
     element.appendChild(host);
     root = host.attachShadow({ mode: 'open' });
-    root.appendChild(el('style', {}, STYLES));
+    adoptStyles(root);
   }
   let theme: Theme = { ...options.theme };
   const state = new Conversation();
@@ -237,7 +237,9 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       case 'history':
         if ((data.thread ?? null) !== state.thread) return; // an answer about a conversation left since
         state.merge(data.messages, data.pending);
-        resendUnsent();
+        // A long conversation comes in pages (each fits one WebSocket frame): ask for the next.
+        if (data.more) options.transport.sync(state.thread, state.lastSeq());
+        else resendUnsent();
         break;
       case 'memory.summarizing':
       case 'memory.summarized':

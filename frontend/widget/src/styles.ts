@@ -39,3 +39,18 @@ box-shadow:0 8px 30px rgba(0,0,0,.3);z-index:2147483000}
 .panel[hidden]{display:none}
 .right{right:20px}.left{left:20px}
 `;
+
+/** Style a shadow root with a constructed stylesheet: pages whose Content-Security-Policy forbids
+ * inline styles (no 'unsafe-inline' in style-src) still show the widget. A <style> element where
+ * constructed stylesheets are missing. */
+export function adoptStyles(root: ShadowRoot): void {
+  if ('adoptedStyleSheets' in root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(STYLES);
+    root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+    return;
+  }
+  const style = document.createElement('style');
+  style.textContent = STYLES;
+  root.prepend(style);
+}
