@@ -190,4 +190,5 @@ def test_change_password_on_the_account_page(page, browser_user):
     expect(page.get_by_text("Password changed.")).to_be_visible()
     assert not Token.objects.filter(key=token.key).exists()  # the account's API token was revoked
     page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_label("Username")).to_be_visible()  # logged out before logging in again
     log_in(page, USERNAME, "a-brand-new-passphrase")
