@@ -82,6 +82,9 @@ class FakeLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY: headers and body go out in separate writes; with Nagle's algorithm on,
+            # the body would wait for the client's delayed ACK (~40 ms) on every answer.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # keep test output clean
                 pass
