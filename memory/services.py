@@ -72,9 +72,19 @@ def summary_save(*, history: History, memory_node: str, text: str, previous_thro
 
 
 def summarization_record(**fields) -> Summarization:
+    from workflows import metrics
+
+    metrics.summarization_recorded(status=fields["status"])
     return Summarization.objects.create(**fields)
 
 
 def run_entries_discard(*, run_id: int) -> None:
     """A turn that is re-executed (its worker died) writes its entries again: drop the first try's."""
     HistoryMessage.objects.filter(run_id=run_id).delete()
+
+
+def thread_memory_delete(*, workflow_id: int, thread_id: int) -> int:
+    """Every history keyed by this thread (global, node and named), with its summaries: the
+    thread is being deleted. Returns how many histories went."""
+    _, per_model = History.objects.filter(workflow_id=workflow_id, key=f"thread:{thread_id}").delete()
+    return per_model.get(History._meta.label, 0)

@@ -148,6 +148,15 @@ CASES = [
     Case("PATCH", "/api/workflows/{id}/widget/", workflow_url("widget/"), lambda w: {"allowed_origins": ["https://evil.test"]}),
     Case("POST", "/api/workflows/{id}/widget/", workflow_url("widget/"), owner=201),
     Case("POST", "/api/workflows/{id}/webhooks/{node}/regenerate/", workflow_url("webhooks/hook/regenerate/")),
+    Case("GET", "/api/workflows/{id}/versions/", workflow_url("versions/")),
+    Case("GET", "/api/workflows/{id}/versions/diff/", workflow_url("versions/diff/?from=1&to=draft")),
+    Case("POST", "/api/workflows/{id}/versions/{number}/restore/", workflow_url("versions/1/restore/"), lambda w: {}),
+    Case("GET", "/api/workflows/{id}/export/", workflow_url("export/")),
+    Case("GET", "/api/workflows/{id}/limits/", workflow_url("limits/")),
+    Case("PATCH", "/api/workflows/{id}/limits/", workflow_url("limits/"), lambda w: {"workflow": {"tokens": 1}}),
+    Case("GET", "/api/threads/{id}/", thread_url("")),
+    Case("PATCH", "/api/threads/{id}/", thread_url(""), lambda w: {"title": "pwned"}),
+    Case("DELETE", "/api/threads/{id}/", thread_url(""), owner=204),
     Case("GET", "/api/runs/{id}/", lambda w: f"/api/runs/{w.run}/"),
     Case("GET", "/api/runs/{id}/", lambda w: f"/api/runs/{w.manual_run}/", name="GET /api/runs/{id}/ (a run without a thread)"),
     Case("GET", "/api/threads/{id}/messages/", thread_url("messages/")),
@@ -168,7 +177,7 @@ CASES = [
 # caller's own; test_lists_and_creates_are_scoped_to_the_caller.
 CALLER_SCOPED = {
     ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
-    ("GET", "/api/providers/"), ("POST", "/api/providers/"),
+    ("GET", "/api/providers/"), ("POST", "/api/providers/"), ("GET", "/api/threads/"), ("POST", "/api/workflows/import/"),
 }
 # Public by design, with what protects them instead.
 PUBLIC = {
@@ -187,7 +196,9 @@ OUTSIDE_SCHEMA = {
     "/api/schema/": "the API's description (public)",
     "/api/docs/": "the interactive docs (public)",
 }
-OTHER_ROUTES = ("admin/", "widget.js", "^(?!api/")  # staff-only admin, the widget script, the SPA's pages
+# Staff-only admin, the widget script, the OpenAI-compatible endpoint (API token: test_the_openai_endpoint_*),
+# /metrics (staff or its own token: test_metrics_*), the SPA's pages.
+OTHER_ROUTES = ("admin/", "widget.js", "v1/", "metrics", "^(?!api/")
 SOCKETS = {
     "ws/threads/<int:thread_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
     "ws/runs/<int:run_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
@@ -220,6 +231,9 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     assert other_api.get("/api/providers/").json() == []
     for query in ("", f"?workflow={world.workflow}", f"?thread={world.thread}", "?trigger=manual", "?status=succeeded"):
         assert other_api.get(f"/api/runs/{query}").json()["count"] == 0, query
+    for query in ("", f"?workflow={world.workflow}", "?search=secret"):
+        assert other_api.get(f"/api/threads/{query}").json()["count"] == 0, query
+    assert api.get("/api/threads/?search=secret").json()["count"] == 1  # the control
     # no existence oracle: someone else's object reads exactly like one that does not exist
     missing = other_api.get("/api/workflows/2147483647/")
     assert other_api.get(f"/api/workflows/{world.workflow}/").json() == missing.json()
