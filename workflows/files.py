@@ -94,7 +94,7 @@ def file_check(data) -> dict:
         graph = Graph.parse(data.get("graph"))
     except GraphShapeError as exc:
         raise FileRefused(f"the graph is malformed: {exc}") from None
-    unknown = sorted({(n.type, n.id) for n in graph.nodes if get_node_type(n.type) is None})
+    unknown = sorted({(n.type, n.id) for n in graph.nodes.values() if get_node_type(n.type) is None})
     if unknown:
         listed = ", ".join(f"'{t}' (node {i})" for t, i in unknown[:20])
         raise FileRefused(f"unknown node types: {listed}; this Skein has no such node")
