@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import async_to_sync
+from prometheus_client import REGISTRY
 
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
@@ -91,7 +92,9 @@ def test_a_workflow_limit_refuses_the_turn_before_any_model_call(api, chatbot, c
     assert chat(chatbot["id"], "hi")["status"] == "succeeded"  # 13 tokens
     assert chat(chatbot["id"], "hello")["status"] == "succeeded"  # 13 + 1 for the input fit: now 26
     calls = len(fake_llm.requests)
+    refusals = REGISTRY.get_sample_value("skein_spend_refusals_total", {"scope": "workflow"}) or 0
     refused = chat(chatbot["id"], "again")
+    assert REGISTRY.get_sample_value("skein_spend_refusals_total", {"scope": "workflow"}) == refusals + 1
     assert refused["status"] == "failed" and refused["error"].startswith(limits.REFUSAL_PREFIX)
     assert refused["warnings"][0]["message"].startswith("daily workflow spend limit reached (26 of 20 tokens")
     assert len(fake_llm.requests) == calls, "a refused turn calls no model"
