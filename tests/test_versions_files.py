@@ -126,6 +126,14 @@ def test_an_import_maps_providers_by_name_and_kind_and_reports_the_rest(api, oth
     assert second["errors"] == [] and second["name"] == "Mine"
     assert next(n for n in second["graph"]["nodes"] if n["id"] == "agent")["data"]["provider"] == mine.pk
     assert Workflow.objects.get(pk=second["id"]).owner == other_user
+    # the same file as a multipart upload (curl -F file=@bot.skein.json)
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = other_api.post("/api/workflows/import/", {"file": SimpleUploadedFile("bot.skein.json", json.dumps(exported).encode())}, format="multipart")
+    assert upload.status_code == 201 and upload.json()["errors"] == [], upload.content
+    assert other_api.post("/api/workflows/import/", {"note": "no file"}, format="multipart").status_code == 400
+    huge = SimpleUploadedFile("huge.json", b" " * 700_000 + json.dumps(exported).encode())
+    assert "larger than" in other_api.post("/api/workflows/import/", {"file": huge}, format="multipart").json()["detail"]
 
 
 BAD_FILES = [

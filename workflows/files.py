@@ -65,7 +65,7 @@ def file_parse(raw: bytes | str) -> dict:
     """A file's JSON, checked: ``FileRefused`` for anything that is not a workflow file we read."""
     size = len(raw.encode() if isinstance(raw, str) else raw)
     if size > settings.SKEIN_IMPORT_MAX_BYTES:
-        raise FileRefused(f"the file is {size} bytes; workflow files are limited to {settings.SKEIN_IMPORT_MAX_BYTES} bytes")
+        raise FileRefused(f"the file is larger than workflow files are limited to ({settings.SKEIN_IMPORT_MAX_BYTES} bytes)")
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

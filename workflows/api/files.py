@@ -1,5 +1,6 @@
 """Workflow files: export (``{"skein": 1, "name", "graph"}``) and import."""
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -10,6 +11,8 @@ from workflows import files
 
 from .hooks import RawBodyParser
 from .workflows import WorkflowOutput, _workflow, workflow_data
+
+MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded file
 
 
 class ExportView(APIView):
@@ -31,13 +34,22 @@ class ImportView(APIView):
     parser_classes = [RawBodyParser]
 
     @extend_schema(
-        request={"application/json": {"type": "object"}},
+        request={"application/json": {"type": "object"}, "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
         parameters=[OpenApiParameter("name", str, description="a name for the new workflow (default: the file's)")],
         responses={201: WorkflowOutput, 400: OpenApiResponse(description="the file cannot be imported (`detail` says why)")},
     )
     def post(self, request):
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        if declared.isdigit() and int(declared) > settings.SKEIN_IMPORT_MAX_BYTES + MULTIPART_OVERHEAD:
+            return _refused(f"the file is larger than workflow files are limited to ({settings.SKEIN_IMPORT_MAX_BYTES} bytes)")
         try:
-            body = request.body
+            if (request.content_type or "").startswith("multipart/form-data"):  # an uploaded file (any field name)
+                upload = next(iter(request._request.FILES.values()), None)
+                if upload is None:
+                    return _refused("send the workflow file as the request body, or as a file in a multipart upload")
+                body = upload.read(settings.SKEIN_IMPORT_MAX_BYTES + 1)
+            else:
+                body = request.body
         except RequestDataTooBig:
             return _refused("the file is too large")
         try:
