@@ -21,7 +21,7 @@ describe('describeDiff', () => {
       { kind: 'added', text: 'node fmt (template)' },
       { kind: 'removed', text: 'node old (llm)' },
       { kind: 'changed', text: `node agent: system_prompt one → ${'x'.repeat(57)}…` },
-      { kind: 'changed', text: 'node agent: temperature (unset) → 0.2' },
+      { kind: 'changed', text: 'node agent: temperature (default) → 0.2' },
       { kind: 'added', text: 'edge agent.output → fmt.input' },
       { kind: 'removed', text: 'edge agent.output → out.input' },
       { kind: 'moved', text: 'moved: out' },

@@ -7,8 +7,8 @@ export interface DiffLine {
 }
 
 function short(value: unknown): string {
+  if (value === null || value === undefined) return '(default)';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  if (text === undefined) return '(unset)';
   return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
 

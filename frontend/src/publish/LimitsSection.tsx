@@ -9,7 +9,7 @@ import { useAsync } from '../ui/useAsync';
 const SCOPES: { scope: LimitScope; label: string; hint: string }[] = [
   { scope: 'workflow', label: 'Whole workflow', hint: 'every run together' },
   { scope: 'visitor', label: 'Each widget visitor', hint: 'by their address' },
-  { scope: 'caller', label: 'Each API caller', hint: 'the OpenAI endpoint’s `user`' },
+  { scope: 'caller', label: 'Each API caller', hint: 'by the OpenAI request’s user field' },
 ];
 
 type Form = Record<LimitScope, { tokens: string; cost: string }>;

@@ -170,6 +170,7 @@ function WorkflowRow({ workflow, onChanged, onDuplicate }: { workflow: Workflow;
         <button className="btn btn-ghost btn-sm" onClick={onDuplicate}>Duplicate</button>
         <button className="btn btn-ghost btn-sm" onClick={() => void exportWorkflow(workflow.id, workflow.name)}>Export</button>
         <Link className="btn btn-ghost btn-sm" to={`/workflows/${workflow.id}/runs`}>Runs</Link>
+        <Link className="btn btn-ghost btn-sm" to={`/threads?workflow=${workflow.id}`}>Threads</Link>
         <button className="btn btn-ghost btn-sm btn-danger" onClick={() => void remove()}>Delete</button>
       </td>
     </tr>
