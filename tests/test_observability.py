@@ -4,6 +4,7 @@ in-memory exporter, and a real OTLP export)."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -92,6 +93,11 @@ def test_metrics_add_up_across_processes(tmp_path):
     assert samples[("skein_turns_total", (("status", "failed"),))] == 1
     assert samples[("skein_model_tokens_total", (("direction", "input"),))] == 12
     assert samples[("skein_summarizations_total", (("status", "failed"),))] == 2
+    # one file per process and kind, named by host and pid (containers on one volume never collide)
+    host = socket.gethostname().replace("_", "-")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert all(n.startswith(("counter_", "histogram_")) and f"_{host}-" in n for n in names), names
+    assert len({n.split("_", 1)[1] for n in names}) == 3, names  # the two writers and the reader
 
 
 # --- traces ---------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 Turns are counted where a run finishes (``services._finish`` calls ``turn_finished``) and
 summarizations where one is recorded (``memory.services.summarization_record``). With several
 processes (daphne and Celery workers) set ``PROMETHEUS_MULTIPROC_DIR`` to a directory they all
-share, empty at start: prometheus-client then keeps every process's values in files there and
-``/metrics`` adds them up (its multiprocess mode).
+share (a volume, for containers), empty at first: prometheus-client then keeps every process's
+values in files there and ``/metrics`` adds them up (its multiprocess mode).
 """
 
 from __future__ import annotations
@@ -18,6 +18,15 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    import socket
+
+    from prometheus_client import values
+
+    # Each process writes its own files, named by this identifier: host and pid, so that
+    # containers sharing one volume (each with its own pid 1) never write the same file.
+    values.ValueClass = values.MultiProcessValue(lambda: f"{socket.gethostname()}-{os.getpid()}".replace("_", "-"))
 
 TURNS = Counter("skein_turns_total", "Turns (runs) finished, by status.", ["status"])
 TURN_DURATION = Histogram(
