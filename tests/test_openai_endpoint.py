@@ -6,6 +6,8 @@ import json
 
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
@@ -224,3 +226,34 @@ def test_callers_may_pin_a_published_version(api, oai, bot, fake_llm):
     oai.chat.completions.create(model=bot, messages=[{"role": "user", "content": "old"}], extra_headers={"X-Skein-Version": "1"})
     assert sent(fake_llm)[0]["content"] == "Published prompt."
     assert workflow["published_version"] == 1
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.sampled_from(["model", "messages", "stream", "n", "user", "tools", "tool_choice", "stream_options", "temperature", "functions"])
+
+
+def test_whatever_the_body_the_answer_is_openai_shaped_and_never_a_500(raw, bot, fake_llm):
+    """Generated bodies: each field of a valid request replaced by any JSON value, messages mangled."""
+    seen = set()
+
+    @given(
+        changes=st.dictionaries(FIELDS, JSON, max_size=3),
+        message=st.dictionaries(st.sampled_from(["role", "content", "name", "tool_calls"]), JSON, max_size=3),
+    )
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    def check(changes, message):
+        body = {"model": bot, "messages": [{"role": "user", "content": "hi"}, message] if message else [{"role": "user", "content": "hi"}], **changes}
+        response = raw.post("/v1/chat/completions", json=body)
+        seen.add(response.status_code)
+        assert response.status_code < 500, (body, response.status_code, response.text[:300])
+        if response.status_code != 200:
+            assert set(response.json()["error"]) == {"message", "type", "param", "code"}, response.text
+        elif not body.get("stream"):
+            assert response.json()["object"] == "chat.completion"
+
+    check()
+    assert 400 in seen
