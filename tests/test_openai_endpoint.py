@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fakellm import Reply
-from tests.graphs import chat_graph
+from tests.graphs import chat_graph, edge, node
 from tests.openai_client import api_token, client_for, oai, raw  # noqa: F401
 from workflows.models import Run, Thread
 
@@ -257,3 +257,15 @@ def test_whatever_the_body_the_answer_is_openai_shaped_and_never_a_500(raw, bot,
 
     check()
     assert 400 in seen
+
+
+def test_a_reply_not_written_by_one_model_streams_whole_at_the_end(oai, api, make_workflow, provider, fake_llm):
+    graph = chat_graph(provider.pk)
+    graph["nodes"].append(node("fmt", "template", 300, 100, template="Answer: {{ input }}"))
+    graph["edges"] = [e for e in graph["edges"] if e["target"] != "out"] + [edge("agent", "fmt"), edge("fmt", "out")]
+    workflow = make_workflow(graph)
+    api.post(f"/api/workflows/{workflow['id']}/publish/")
+    fake_llm.responder = lambda request: Reply(text="one two three", token_delay=0.001)
+    chunks = list(oai.chat.completions.create(model=str(workflow["id"]), messages=[{"role": "user", "content": "x"}], stream=True))
+    contents = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert contents == ["Answer: one two three"]  # the model's own tokens are not the reply: not streamed
