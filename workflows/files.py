@@ -20,7 +20,7 @@ from . import services
 from .engine.graph import Graph, GraphShapeError
 from .engine.registry import get_node_type
 from .models import Provider, Workflow
-from .text import contains_nul
+from .text import BadJSON, contains_nul, parse_json
 
 FORMAT_VERSION = 1
 PROVIDER_PARAM = "provider"
@@ -67,9 +67,9 @@ def file_parse(raw: bytes | str) -> dict:
     if size > settings.SKEIN_IMPORT_MAX_BYTES:
         raise FileRefused(f"the file is larger than workflow files are limited to ({settings.SKEIN_IMPORT_MAX_BYTES} bytes)")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FileRefused(f"the file is not JSON ({exc})") from None
+        data = parse_json(raw)
+    except BadJSON as exc:
+        raise FileRefused(f"the file is not JSON that Skein reads ({exc})") from None
     return file_check(data)
 
 

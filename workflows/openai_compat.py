@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from memory import services as memory_services
-from memory.runtime import history_key
+from memory.keys import thread_key
 
 from . import limits, selectors, versions
 from .models import Thread, Workflow, WorkflowVersion
@@ -203,9 +203,7 @@ def thread_seed(*, thread: Thread, messages: list[dict]) -> None:
     """A new thread's global history starts with the conversation the client sent."""
     if not messages:
         return
-    history = memory_services.history_get_or_create(
-        workflow_id=thread.workflow_id, kind="global", name="", key=history_key(key_param="thread", thread_id=thread.pk, run_id=0)
-    )
+    history = memory_services.history_get_or_create(workflow_id=thread.workflow_id, kind="global", name="", key=thread_key(thread.pk))
     memory_services.history_append(history=history, messages=messages)
 
 

@@ -15,6 +15,7 @@ const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ defau
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
 const ThreadsPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadsPage })));
 const ThreadPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadPage })));
+const AccountPage = lazy(() => import('./auth/AccountPage').then((m) => ({ default: m.AccountPage })));
 
 function shell(page: ReactNode): ReactNode {
   return (
@@ -34,6 +35,7 @@ function routeFor(pathname: string): ReactNode {
   if (match('/threads', pathname)) return shell(<ThreadsPage />);
   if ((params = match('/threads/:id', pathname))) return shell(<ThreadPage key={params.id} threadId={Number(params.id)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);
+  if (match('/account', pathname)) return shell(<AccountPage />);
   return <AppShell><WorkflowsPage /></AppShell>;
 }
 

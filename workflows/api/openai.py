@@ -28,6 +28,7 @@ from workflows import events, openai_compat, selectors, services, telemetry, ver
 from workflows.limits import spender_caller
 from workflows.models import Run
 from workflows.openai_compat import OpenAIError
+from workflows.text import BadJSON, parse_json
 
 from .errors import UNAVAILABLE
 from .stream import KEEPALIVE, OPEN, turn_feed
@@ -93,9 +94,9 @@ def chat_completions(request):
     _method(request, "POST")
     owner = _caller(request)
     try:
-        data = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
-        raise OpenAIError(400, "the request body is not JSON") from None
+        data = parse_json(request.body or b"null")
+    except BadJSON as exc:
+        raise OpenAIError(400, f"the request body is not JSON that Skein reads: {exc}") from None
     chat = openai_compat.request_parse(data)
     workflow = openai_compat.workflow_for_model(owner=owner, model=chat.model)
     version = openai_compat.version_for(

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workflows', '0005_step_messages'),
+        ('workflows', '0006_webhook_replay'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
