@@ -128,7 +128,7 @@ def test_workflow_files_are_exported_and_imported_from_the_ui(page, browser_user
     page.get_by_test_id("import-input").set_input_files(str(path))
     page.wait_for_url(lambda url: "/workflows/" in url and f"/workflows/{workflow['id']}" not in url)
     expect(page.get_by_label("Workflow name")).to_have_value("Exported bot")
-    imported = api_get(page, "/api/workflows/")["results"][0]
+    imported = api_get(page, f"/api/workflows/{api_get(page, '/api/workflows/')['results'][0]['id']}/")
     assert imported["id"] != workflow["id"] and imported["errors"] == []
     assert imported["graph"]["nodes"][1]["data"]["provider"] == workflow["graph"]["nodes"][1]["data"]["provider"]
 
