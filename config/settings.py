@@ -230,6 +230,10 @@ SKEIN_WEBHOOK_MAX_BYTES = env.int("SKEIN_WEBHOOK_MAX_BYTES", default=256 * 1024)
 SKEIN_WEBHOOK_REPLAY_WINDOW_S = env.int("SKEIN_WEBHOOK_REPLAY_WINDOW_S", default=300)
 # Fernet key for provider secrets; derived from SECRET_KEY when unset (the full mode requires it).
 SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
+# --- ecosystem (issue 19): /metrics, workflow files -------------------------------------------
+# A bearer token for Prometheus to read /metrics with (staff sessions can read it too); unset: staff only.
+SKEIN_METRICS_TOKEN = env("SKEIN_METRICS_TOKEN", default="")
+SKEIN_IMPORT_MAX_BYTES = env.int("SKEIN_IMPORT_MAX_BYTES", default=512 * 1024)
 
 # --- Security (DESIGN.md §11, SECURITY.md) -----------------------------------------------------
 # The full mode serves a network: it does not start with the published development key (it signs

@@ -7,6 +7,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from workflows.api.widget import widget_script
+from workflows.metrics import metrics_view
 
 
 EDITOR_PATH = re.compile(r"^/workflows/(\d+)/?$")
@@ -47,5 +48,7 @@ urlpatterns = [
     path("api/", include("memory.urls")),
     path("api/", include("workflows.api.urls")),
     path("widget.js", widget_script, name="widget-script"),  # the embeddable chat widget
-    re_path(r"^(?!api/|static/|admin/|ws/).*$", spa),
+    path("v1/", include("workflows.api.openai")),  # the OpenAI-compatible endpoint (DESIGN.md §10)
+    path("metrics", metrics_view, name="metrics"),  # Prometheus (staff or SKEIN_METRICS_TOKEN)
+    re_path(r"^(?!api/|static/|admin/|ws/|v1/|metrics$).*$", spa),
 ]

@@ -8,6 +8,7 @@ from django.db import transaction
 from workflows.text import storable
 
 from . import selectors
+from .keys import thread_key
 from .models import History, HistoryMessage, Summarization, Summary
 from .tokens import Tokenizer, default_tokenizer
 
@@ -134,9 +135,19 @@ def history_import(*, history: History, messages: list[dict], summaries: list[di
 
 
 def summarization_record(**fields) -> Summarization:
+    from workflows import metrics
+
+    metrics.summarization_recorded(status=fields["status"])
     return Summarization.objects.create(**fields)
 
 
 def run_entries_discard(*, run_id: int) -> None:
     """A turn that is re-executed (its worker died) writes its entries again: drop the first try's."""
     HistoryMessage.objects.filter(run_id=run_id).delete()
+
+
+def thread_memory_delete(*, workflow_id: int, thread_id: int) -> int:
+    """Every history keyed by this thread (global, node and named), with its summaries: the
+    thread is being deleted. Returns how many histories went."""
+    _, per_model = History.objects.filter(workflow_id=workflow_id, key=thread_key(thread_id)).delete()
+    return per_model.get(History._meta.label, 0)

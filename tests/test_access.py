@@ -149,6 +149,15 @@ CASES = [
     Case("PATCH", "/api/workflows/{id}/widget/", workflow_url("widget/"), lambda w: {"allowed_origins": ["https://evil.test"]}),
     Case("POST", "/api/workflows/{id}/widget/", workflow_url("widget/"), owner=201),
     Case("POST", "/api/workflows/{id}/webhooks/{node}/regenerate/", workflow_url("webhooks/hook/regenerate/")),
+    Case("GET", "/api/workflows/{id}/versions/", workflow_url("versions/")),
+    Case("GET", "/api/workflows/{id}/versions/diff/", workflow_url("versions/diff/?from=1&to=draft")),
+    Case("POST", "/api/workflows/{id}/versions/{number}/restore/", workflow_url("versions/1/restore/"), lambda w: {}),
+    Case("GET", "/api/workflows/{id}/export/", workflow_url("export/")),
+    Case("GET", "/api/workflows/{id}/limits/", workflow_url("limits/")),
+    Case("PATCH", "/api/workflows/{id}/limits/", workflow_url("limits/"), lambda w: {"workflow": {"tokens": 1}}),
+    Case("GET", "/api/threads/{id}/", thread_url("")),
+    Case("PATCH", "/api/threads/{id}/", thread_url(""), lambda w: {"title": "pwned"}),
+    Case("DELETE", "/api/threads/{id}/", thread_url(""), owner=204),
     Case("GET", "/api/runs/{id}/", lambda w: f"/api/runs/{w.run}/"),
     Case("GET", "/api/runs/{id}/", lambda w: f"/api/runs/{w.manual_run}/", name="GET /api/runs/{id}/ (a run without a thread)"),
     Case("GET", "/api/threads/{id}/messages/", thread_url("messages/")),
@@ -170,7 +179,7 @@ CASES = [
 # caller's own; test_lists_and_creates_are_scoped_to_the_caller.
 CALLER_SCOPED = {
     ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
-    ("GET", "/api/providers/"), ("POST", "/api/providers/"),
+    ("GET", "/api/providers/"), ("POST", "/api/providers/"), ("GET", "/api/threads/"), ("POST", "/api/workflows/import/"),
 }
 # Public by design, with what protects them instead.
 PUBLIC = {
@@ -190,7 +199,9 @@ OUTSIDE_SCHEMA = {
     "/api/schema/": "the API's description (public)",
     "/api/docs/": "the interactive docs (public)",
 }
-OTHER_ROUTES = ("admin/", "widget.js", "^(?!api/")  # staff-only admin, the widget script, the SPA's pages
+# Staff-only admin, the widget script, the OpenAI-compatible endpoint (API token: test_the_openai_endpoint_*),
+# /metrics (staff or its own token: test_metrics_*), the SPA's pages.
+OTHER_ROUTES = ("admin/", "widget.js", "v1/", "metrics", "^(?!api/")
 SOCKETS = {
     "ws/threads/<int:thread_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
     "ws/runs/<int:run_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
@@ -223,6 +234,9 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     assert other_api.get("/api/providers/").json() == []
     for query in ("", f"?workflow={world.workflow}", f"?thread={world.thread}", "?trigger=manual", "?status=succeeded"):
         assert other_api.get(f"/api/runs/{query}").json()["count"] == 0, query
+    for query in ("", f"?workflow={world.workflow}", "?search=secret"):
+        assert other_api.get(f"/api/threads/{query}").json()["count"] == 0, query
+    assert api.get("/api/threads/?search=secret").json()["count"] == 1  # the control
     # no existence oracle: someone else's object reads exactly like one that does not exist
     missing = other_api.get("/api/workflows/2147483647/")
     assert other_api.get(f"/api/workflows/{world.workflow}/").json() == missing.json()
@@ -435,3 +449,69 @@ def test_the_admin_is_for_staff_only(other_user, client):
     for path in ("/admin/", "/admin/workflows/workflow/", "/admin/workflows/provider/"):
         response = client.get(path)
         assert response.status_code == 302 and "/admin/login/" in response["Location"], path
+
+
+# --- the OpenAI-compatible endpoint and /metrics --------------------------------------------------
+def test_the_openai_endpoint_reaches_only_the_callers_published_workflows(world, api, make_workflow, provider, other_user, fake_llm):
+    from rest_framework.authtoken.models import Token
+
+    from tests.openai_client import http_client
+    from workflows.services import provider_create
+
+    alice = {"Authorization": f"Bearer {Token.objects.get_or_create(user=world_user(world))[0].key}"}
+    mallory = {"Authorization": f"Bearer {Token.objects.create(user=other_user).key}"}
+    body = {"model": str(world.workflow), "messages": [{"role": "user", "content": "hi"}]}
+    with http_client() as http:
+        first = http.post("/v1/chat/completions", json=body, headers=alice)
+        assert first.status_code == 200, first.text  # the control
+        key = first.headers["X-Skein-Thread"]
+        before, calls = snapshot(), len(fake_llm.requests)
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Token {alice['Authorization'][7:]}"}):
+            for method, url in (("POST", "/v1/chat/completions"), ("GET", "/v1/models"), ("GET", f"/v1/models/{world.workflow}")):
+                refused = http.request(method, url, json=body if method == "POST" else None, headers=headers)
+                assert refused.status_code == 401 and refused.json()["error"]["type"] == "invalid_request_error", (url, headers)
+        theirs = http.post("/v1/chat/completions", json=body, headers=mallory | {"X-Skein-Thread": key})
+        missing = http.post("/v1/chat/completions", json={**body, "model": "2147483647"}, headers=mallory)
+        assert theirs.status_code == missing.status_code == 404
+        assert theirs.json()["error"]["code"] == "model_not_found" and "alice" not in theirs.text
+        assert theirs.json()["error"]["message"].replace(str(world.workflow), "N") == missing.json()["error"]["message"].replace("2147483647", "N")
+        assert http.get(f"/v1/models/{world.workflow}", headers=mallory).status_code == 404
+        assert http.get("/v1/models", headers=mallory).json()["data"] == []
+        assert snapshot() == before and len(fake_llm.requests) == calls
+        # mallory's own workflow with alice's thread key: a conversation of mallory's workflow only
+        own = make_workflow_as(other_user, full_graph(provider_create(owner=other_user, name="mine", kind="openai_compatible", api_base=fake_llm.base_url).pk))
+        answer = http.post("/v1/chat/completions", json={**body, "model": str(own.pk)}, headers=mallory | {"X-Skein-Thread": key})
+        assert answer.status_code == 200, answer.text
+    alice_thread = Thread.objects.get(workflow_id=world.workflow, external_id=key)
+    assert alice_thread.messages.count() == 2 and Thread.objects.get(workflow=own, external_id=key).owner == other_user
+
+
+def world_user(world):
+    from workflows.models import Workflow
+
+    return Workflow.objects.get(pk=world.workflow).owner
+
+
+def make_workflow_as(user, graph):
+    from workflows import services
+
+    workflow = services.workflow_create(owner=user, name="mallory's bot", graph=graph)
+    services.workflow_publish(workflow=workflow, by=user)
+    return workflow
+
+
+def test_metrics_are_for_staff_or_the_metrics_token(client, other_user, django_user_model, settings):
+    settings.SKEIN_METRICS_TOKEN = "metrics-secret"
+    assert client.get("/metrics").status_code == 401
+    for wrong in ("Bearer nope", "Bearer ", "Token metrics-secret", "Basic bWV0cmljcy1zZWNyZXQ="):
+        assert client.get("/metrics", HTTP_AUTHORIZATION=wrong).status_code == 403, wrong
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer metrics-secret").status_code == 200
+    client.force_login(other_user)
+    assert client.get("/metrics").status_code == 403  # an account is not enough
+    staff = django_user_model.objects.create_user("ops", password="x", is_staff=True)
+    client.force_login(staff)
+    assert client.get("/metrics").status_code == 200
+    settings.SKEIN_METRICS_TOKEN = ""  # unset: no token opens it, not even an empty one
+    client.logout()
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 403
+    assert client.post("/metrics", HTTP_AUTHORIZATION="Bearer metrics-secret").status_code == 405

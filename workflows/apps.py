@@ -6,4 +6,6 @@ class WorkflowsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import signals  # noqa: F401
+        from . import signals, telemetry  # noqa: F401
+
+        telemetry.configure()  # OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set

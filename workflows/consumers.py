@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from . import events, selectors, widget
+from . import events, limits, selectors, widget
 from .clientaddr import scope_client
 from .text import BadJSON, parse_json
 
@@ -311,7 +311,9 @@ def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
     if kind == events.RUN_FINISHED:
         return {"type": kind, "data": {"run": run, "reply": data.get("reply", "")}}
     if kind == events.RUN_FAILED:
-        return {"type": kind, "data": {"run": run, "error": "Sorry, something went wrong while answering. Please try again."}}
+        error = data.get("error", "")  # a spend-limit refusal is written for the visitor; other errors are the owner's
+        shown = error if limits.is_refusal(error) else "Sorry, something went wrong while answering. Please try again."
+        return {"type": kind, "data": {"run": run, "error": shown}}
     if kind == events.MEMORY_SUMMARIZING:  # "summarizing earlier messages…", with nothing internal
         return {"type": kind, "data": {"run": run}}
     if kind in (events.MEMORY_SUMMARIZED, events.MEMORY_WARNING):  # the cue ends either way

@@ -70,6 +70,8 @@ class Workflow(models.Model):
     allowed_origins = models.JSONField(default=list, blank=True)  # empty: any site may embed the widget
     widget_theme = models.JSONField(default=dict, blank=True)  # title, welcome, starters, colours
     # --- end widget -----------------------------------------------------------------------------
+    # Daily spend limits (workflows/limits.py): {"workflow"|"visitor"|"caller": {"tokens", "cost"}}.
+    spend_limits = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -90,6 +92,8 @@ class WorkflowVersion(models.Model):
     number = models.PositiveIntegerField(null=True, blank=True)
     draft_revision = models.PositiveIntegerField(null=True, blank=True)
     graph = models.JSONField()
+    # Who published it (numbered versions); kept when the account is gone as "nobody".
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -192,6 +196,10 @@ class Run(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
+    # Who spends (workflows/limits.py): "visitor:<address>" (widget), "caller:<user>" (/v1), or "".
+    spender = models.CharField(max_length=240, blank=True)
+    # The caller's W3C ``traceparent`` (webhooks, /v1): the run's trace continues it.
+    trace_context = models.CharField(max_length=128, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
@@ -201,6 +209,8 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["thread", "status", "id"], name="run_thread_queue"),
             models.Index(fields=["workflow", "trigger_node", "status"], name="run_trigger_status"),
+            models.Index(fields=["workflow", "created"], name="run_workflow_day"),
+            models.Index(fields=["workflow", "spender", "created"], name="run_spender_day"),
         ]
         constraints = [
             models.UniqueConstraint(

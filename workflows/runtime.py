@@ -11,7 +11,7 @@ from memory import tokens
 from memory.runtime import MemoryRuntime
 from memory.tokens import Tokenizer
 
-from . import events, llm
+from . import events, llm, telemetry
 from .engine.registry import NodeError
 from .engine.services import LLMResult, ModelRef
 from .models import Provider, Run, RunStep
@@ -32,6 +32,7 @@ class TurnRuntime:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.cost = 0.0
+        self.trace = telemetry.RunTrace(run)
         self.memory = MemoryRuntime(
             workflow_id=run.workflow_id,
             run_id=run.id,
@@ -59,7 +60,9 @@ class TurnRuntime:
         on_token = self._token_sender(node_id) if stream else None
 
         def call(messages: list[dict], *, deadline: float | None = None) -> LLMResult:
-            result = llm.complete(ref, provider, messages, on_token=on_token, deadline=deadline)
+            with self.trace.model_call(node_id, ref, provider) as record:
+                result = llm.complete(ref, provider, messages, on_token=on_token, deadline=deadline)
+                record(result)
             with self._usage_lock:
                 self.prompt_tokens += result.prompt_tokens
                 self.completion_tokens += result.completion_tokens
@@ -99,10 +102,12 @@ class TurnRuntime:
             run_id=self.run.pk, node=node_id, type=node_type, position=self._position, status=RunStep.Status.RUNNING,
             input=storable(input_text), started=timezone.now(),
         )
+        self.trace.node_started(node_id, node_type)
         self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
 
     def node_finished(self, node_id: str, node_type: str, output_text: str, details: dict, duration_ms: int) -> None:
         self._step_end(node_id, RunStep.Status.SUCCEEDED, duration_ms, output=storable(output_text), details=storable_json(details))
+        self.trace.node_ended(node_id, "succeeded")
         self._publish(
             events.NODE_FINISHED,
             {"node": node_id, "type": node_type, "status": "succeeded", "duration_ms": duration_ms, "output": output_text[:2000], "details": details},
@@ -110,6 +115,7 @@ class TurnRuntime:
 
     def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:
         self._step_end(node_id, RunStep.Status.FAILED, duration_ms, error=storable(error))
+        self.trace.node_ended(node_id, "failed", error)
         self._publish(
             events.NODE_FINISHED, {"node": node_id, "type": node_type, "status": "failed", "duration_ms": duration_ms, "error": error}
         )

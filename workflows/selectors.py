@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .models import Message, Provider, Run, Thread, Workflow
 
 
 def workflow_list(*, owner) -> QuerySet[Workflow]:
     return Workflow.objects.filter(owner=owner)
+
+
+def workflow_published_list(*, owner) -> QuerySet[Workflow]:
+    """The owner's workflows that have a published version (the OpenAI endpoint's models)."""
+    return Workflow.objects.filter(owner=owner, published_version__isnull=False).select_related("owner").order_by("pk")
 
 
 def workflow_get(*, owner, workflow_id) -> Workflow | None:
@@ -24,6 +29,18 @@ def thread_get(*, owner, thread_id, workflow: Workflow | None = None) -> Thread 
     if workflow is not None:
         query = query.filter(workflow=workflow)
     return query.first()
+
+
+def thread_list(*, owner, workflow=None, search: str | None = None) -> QuerySet[Thread]:
+    """The owner's threads, most recently active first; ``search`` finds words in their titles and
+    messages (case-insensitive)."""
+    query = Thread.objects.filter(owner=owner).select_related("workflow")
+    if workflow:
+        query = query.filter(workflow_id=workflow)
+    if search:
+        said = Message.objects.filter(thread=OuterRef("pk"), content__icontains=search)
+        query = query.filter(Q(title__icontains=search) | Exists(said))
+    return query.order_by("-updated", "-id")
 
 
 def thread_messages(*, thread: Thread) -> QuerySet[Message]:

@@ -121,14 +121,14 @@ def workflow_update(*, workflow: Workflow, revision: int, **fields) -> Workflow:
     return workflow
 
 
-def workflow_publish(*, workflow: Workflow) -> WorkflowVersion:
+def workflow_publish(*, workflow: Workflow, by=None) -> WorkflowVersion:
     issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
     if issues:
         raise InvalidWorkflow(issues)
     with transaction.atomic():
         locked = Workflow.objects.select_for_update().get(pk=workflow.pk)
         last = locked.versions.filter(number__isnull=False).order_by("-number").values_list("number", flat=True).first()
-        version = WorkflowVersion.objects.create(workflow=locked, number=(last or 0) + 1, graph=locked.graph)
+        version = WorkflowVersion.objects.create(workflow=locked, number=(last or 0) + 1, graph=locked.graph, published_by=by)
         Workflow.objects.filter(pk=locked.pk).update(published_version=version)
         workflow.published_version = version
         from .triggers import triggers_sync
@@ -156,7 +156,7 @@ def _trigger_node(version: WorkflowVersion, trigger_type: str) -> str:
 
 def run_create(
     *, version: WorkflowVersion, trigger: str, input_text: str, payload: dict | None = None, thread: Thread | None = None,
-    trigger_node: str | None = None, idempotency_key: str | None = None,
+    trigger_node: str | None = None, idempotency_key: str | None = None, spender: str = "", trace_context: str = "",
 ) -> Run:
     """Create a run and enqueue its turn once the transaction commits."""
     from .tasks import run_turn
@@ -170,6 +170,8 @@ def run_create(
         input=input_text,
         payload=payload or {},
         idempotency_key=idempotency_key or None,
+        spender=spender[:240],
+        trace_context=trace_context[:128],
     )
     # robust in the full mode: a broker that is down must not fail the request after the run was
     # stored (the client would send it again); it stays queued and recover_turns enqueues it.
@@ -313,7 +315,13 @@ def run_execute(*, run_id: int) -> None:
             _transcript_append(run, role=Message.Role.USER, content=run.input)  # once, also when re-run
         events.publish(events.RUN_STARTED, {"trigger": run.trigger, "thread": run.thread_id}, run_id=run.pk, thread_id=run.thread_id)
 
+    from . import limits
+
+    refusal = limits.turn_refusal(run=run)  # before any model call; its warning goes on the run
     runtime = TurnRuntime(run)
+    if refusal is not None:
+        _finish(run, error=refusal, runtime=runtime)
+        return
     try:
         result = execute(
             version_analysis(run.version), trigger_id=run.trigger_node, input_value=FlowValue(run.input), services=runtime
@@ -349,7 +357,11 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
             events.publish(
                 events.RUN_FINISHED, {"reply": reply, "warnings": run.warnings}, run_id=run.pk, thread_id=run.thread_id
             )
+        from . import metrics, telemetry
         from .waiting import signal_run_done
+
+        metrics.turn_finished(run=run)
+        telemetry.run_finished(run=run, runtime=runtime)
 
         # robust: Redis being down must not abort the thread's turn loop after the run was stored
         # (the turns queued behind it would wait for recover_turns); waiters re-read the database.

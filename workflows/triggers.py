@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import services
+from . import services, versions
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
 
@@ -148,6 +148,8 @@ class WebhookCall:
     content_type: str
     headers: dict
     idempotency_key: str | None = None
+    version: str | None = None  # ?version=N / X-Skein-Version: run that published version
+    traceparent: str = ""  # the caller's W3C trace context, continued by the run's trace
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -202,7 +204,10 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
     if webhook is None or webhook.workflow.published_version is None:
         raise WebhookRejected(404, "no such webhook")
     workflow = webhook.workflow
-    version = workflow.published_version
+    try:
+        version = versions.version_pinned(workflow=workflow, value=call.version)
+    except (versions.BadVersion, versions.VersionNotFound) as exc:
+        raise WebhookRejected(400 if isinstance(exc, versions.BadVersion) else 404, str(exc)) from None
     params = _trigger_nodes(version, "trigger.webhook").get(webhook.node)
     if params is None:
         raise WebhookRejected(404, "no such webhook")
@@ -226,7 +231,7 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
             thread = _payload_thread(workflow, payload.get("thread"))
             run = services.run_create(
                 version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
-                thread=thread, idempotency_key=key,
+                thread=thread, idempotency_key=key, trace_context=call.traceparent,
             )
             if signed:
                 SeenSignature.objects.filter(webhook=webhook, signature=signed[0]).update(run=run)

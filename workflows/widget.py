@@ -22,7 +22,7 @@ from functools import lru_cache
 from django.conf import settings
 from django.db import transaction
 
-from . import services
+from . import limits, services
 from .models import Message, Run, Thread, Workflow, new_public_key
 
 # Starting a turn from async code (the widget socket, the SSE stream) runs in these threads: in the
@@ -279,6 +279,7 @@ class Prepared:
     client_id: str | None
     created_thread: bool
     earlier_run: Run | None  # this client_id already ran: acknowledge it, run nothing
+    spender: str = ""  # the visitor, for daily spend limits (workflows/limits.py)
 
 
 def widget_message_prepare(*, workflow: Workflow, text: str, token: str | None, client: str, client_id: str | None = None) -> Prepared:
@@ -316,7 +317,9 @@ def widget_message_prepare(*, workflow: Workflow, text: str, token: str | None, 
         thread = Thread.objects.create(
             workflow=workflow, owner_id=workflow.owner_id, title=text[:80], widget_token=secrets.token_urlsafe(24)
         )
-    return Prepared(thread=thread, text=text, client_id=client_id, created_thread=created, earlier_run=None)
+    return Prepared(
+        thread=thread, text=text, client_id=client_id, created_thread=created, earlier_run=None, spender=limits.spender_visitor(client)
+    )
 
 
 def widget_run_start(*, workflow: Workflow, prepared: Prepared) -> Run:
@@ -326,7 +329,8 @@ def widget_run_start(*, workflow: Workflow, prepared: Prepared) -> Run:
     payload = {"source": "widget", **({"client_id": prepared.client_id} if prepared.client_id else {})}
     with transaction.atomic():
         return services.run_create(
-            version=workflow.published_version, trigger="chat", input_text=prepared.text, thread=prepared.thread, payload=payload
+            version=workflow.published_version, trigger="chat", input_text=prepared.text, thread=prepared.thread, payload=payload,
+            spender=prepared.spender,
         )
 
 
@@ -350,12 +354,14 @@ def stream_version(*, workflow: Workflow, version: str):
     return services.draft_snapshot(workflow=workflow)
 
 
-def stream_run_start(*, version, thread: Thread, message: str, stream_id: str) -> Run:
+def stream_run_start(*, version, thread: Thread, message: str, stream_id: str, payload: dict | None = None, **run_fields) -> Run:
     """Create the run (in the embedded mode: run the whole turn). ``stream_id`` in its payload lets
-    the stream tell its run's events from those of other runs on the thread before this returns."""
+    the stream tell its run's events from those of other runs on the thread before this returns.
+    ``run_fields`` go to ``services.run_create`` (``spender``, ``trace_context``)."""
     with transaction.atomic():
         return services.run_create(
-            version=version, trigger="chat", input_text=message, thread=thread, payload={"source": "api", "stream": stream_id}
+            version=version, trigger="chat", input_text=message, thread=thread,
+            payload={"source": "api", **(payload or {}), "stream": stream_id}, **run_fields,
         )
 
 

@@ -13,6 +13,8 @@ const RunsPage = lazy(() => import('./runs/RunsPage').then((m) => ({ default: m.
 const RunPage = lazy(() => import('./runs/RunPage').then((m) => ({ default: m.RunPage })));
 const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ default: m.MemoryPage })));
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
+const ThreadsPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadsPage })));
+const ThreadPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadPage })));
 const AccountPage = lazy(() => import('./auth/AccountPage').then((m) => ({ default: m.AccountPage })));
 
 function shell(page: ReactNode): ReactNode {
@@ -30,6 +32,8 @@ function routeFor(pathname: string): ReactNode {
   if (match('/runs', pathname)) return shell(<RunsPage />);
   if ((params = match('/runs/:id', pathname))) return shell(<RunPage key={params.id} runId={Number(params.id)} />);
   if ((params = match('/threads/:id/memory', pathname))) return shell(<MemoryPage key={params.id} threadId={Number(params.id)} />);
+  if (match('/threads', pathname)) return shell(<ThreadsPage />);
+  if ((params = match('/threads/:id', pathname))) return shell(<ThreadPage key={params.id} threadId={Number(params.id)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);
   if (match('/account', pathname)) return shell(<AccountPage />);
   return <AppShell><WorkflowsPage /></AppShell>;

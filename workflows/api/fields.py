@@ -1,5 +1,6 @@
 from django.conf import settings
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 
 from workflows.engine.graph import Graph, GraphShapeError
 
@@ -50,3 +51,13 @@ def turn_result(run) -> dict:
         "error": run.error,
         "warnings": run.warnings,
     }
+
+
+def filtered_page(view, request, *, query_class, select, output_class):
+    """A list view's answer: query parameters checked by ``query_class``, the rows ``select(**them)``
+    returns, one page of them (``limit``, ``offset``) through ``output_class``."""
+    query = query_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    paginator = LimitOffsetPagination()
+    page = paginator.paginate_queryset(select(owner=request.user, **query.validated_data), request, view=view)
+    return paginator.get_paginated_response(output_class(page, many=True).data)

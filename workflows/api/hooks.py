@@ -9,7 +9,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors, triggers
+from workflows import selectors, telemetry, triggers, versions
 from workflows.models import Webhook
 
 from .fields import TurnResultSerializer, turn_result
@@ -38,6 +38,9 @@ class WebhookView(APIView):
         request={"application/json": {"type": "object"}, "text/plain": {"type": "string"}},
         parameters=[
             OpenApiParameter("wait", bool, description="wait for the result (bounded)"),
+            OpenApiParameter("version", int, description="run this published version (default: the live one)"),
+            OpenApiParameter(versions.VERSION_HEADER, int, OpenApiParameter.HEADER, description="the same as ?version="),
+            OpenApiParameter("traceparent", str, OpenApiParameter.HEADER, description="W3C trace context: the run's trace continues it"),
             OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, description="a repeated key returns the first run"),
             OpenApiParameter(triggers.TIMESTAMP_HEADER, str, OpenApiParameter.HEADER),
             OpenApiParameter(triggers.SIGNATURE_HEADER, str, OpenApiParameter.HEADER, description="sha256=HMAC(secret, '<timestamp>.<body>')"),
@@ -57,6 +60,8 @@ class WebhookView(APIView):
             content_type=request.content_type or "",
             headers=request.headers,
             idempotency_key=request.headers.get("Idempotency-Key"),
+            version=request.query_params.get("version") or request.headers.get(versions.VERSION_HEADER),
+            traceparent=telemetry.incoming_traceparent(request.headers),
         )
         try:
             run, created = triggers.webhook_fire(token=token, call=call)

@@ -1,14 +1,13 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import selectors
 from workflows.models import Run
 
-from .fields import WarningSerializer
+from .fields import WarningSerializer, filtered_page
 
 
 MAX_ID = 2**63 - 1
@@ -81,12 +80,7 @@ class RunOutput(RunSummaryOutput):
 class RunListView(APIView):
     @extend_schema(parameters=[RunsQuery], responses={200: RunSummaryOutput(many=True)})
     def get(self, request):
-        query = RunsQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        runs = selectors.run_list(owner=request.user, **query.validated_data)
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(runs, request, view=self)
-        return paginator.get_paginated_response(RunSummaryOutput(page, many=True).data)
+        return filtered_page(self, request, query_class=RunsQuery, select=selectors.run_list, output_class=RunSummaryOutput)
 
 
 class RunDetailView(APIView):

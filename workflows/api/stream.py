@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import secrets
+from contextlib import aclosing
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -26,6 +27,7 @@ from workflows.models import Run
 from .workflows import _workflow
 
 HEARTBEAT_S = 15.0
+OPEN, KEEPALIVE = "stream.open", "stream.keepalive"  # turn_feed's own markers, not events
 logger = logging.getLogger("skein.realtime")
 _starts: set[asyncio.Future] = set()
 TERMINAL = (events.RUN_FINISHED, events.RUN_FAILED)
@@ -124,6 +126,20 @@ def sse(event_type: str, data: dict) -> str:
 
 async def turn_events(*, version, thread, message: str, timeout: float | None = None):
     """Subscribe to the thread, start the run, and yield its events as SSE until it ends."""
+    async with aclosing(turn_feed(version=version, thread=thread, message=message, timeout=timeout)) as feed:
+        async for event_type, data in feed:
+            if event_type == OPEN:
+                yield ": stream open\n\n"
+            elif event_type == KEEPALIVE:
+                yield ": keep-alive\n\n"
+            else:
+                yield sse(event_type, data)
+
+
+async def turn_feed(*, version, thread, message: str, timeout: float | None = None, payload: dict | None = None, **run_fields):
+    """Subscribe to the thread, start the run, and yield ``(type, data)`` as it runs: ``OPEN``
+    first, ``KEEPALIVE`` when quiet for a while, ``accepted``, the run's events, and last
+    ``run.finished``, ``run.failed`` or ``error``. ``payload`` and ``run_fields`` go to the run."""
     layer = get_channel_layer()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + (settings.SKEIN_CHAT_WAIT_S if timeout is None else timeout)
@@ -133,7 +149,7 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
     stream_id = secrets.token_hex(12)
     start = asyncio.ensure_future(
         database_sync_to_async(widget.stream_run_start, thread_sensitive=False, executor=widget.turn_executor)(
-            version=version, thread=thread, message=message, stream_id=stream_id
+            version=version, thread=thread, message=message, stream_id=stream_id, payload=payload, **run_fields
         )
     )
     # Never cancelled (a client that leaves must not break the turn: asgiref would cancel the event
@@ -144,13 +160,13 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
     run_id: int | None = None
     owners: dict[int, bool] = {}
     try:
-        yield ": stream open\n\n"
+        yield OPEN, None
         while True:
             receive = receive or asyncio.ensure_future(layer.receive(channel))
             waiting = {receive} | ({start} if run_id is None else set())
             remaining = deadline - loop.time()
             if remaining <= 0:
-                yield sse("error", {"code": "timeout", "message": "the turn did not finish in time", "run": run_id})
+                yield "error", {"code": "timeout", "message": "the turn did not finish in time", "run": run_id}
                 return
             done, _ = await asyncio.wait(waiting, timeout=min(HEARTBEAT_S, remaining), return_when=asyncio.FIRST_COMPLETED)
             lost = receive in done and receive.exception() is not None
@@ -161,7 +177,7 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
                 # Quiet for a heartbeat, or events lost: the run may have ended without its last
                 # event reaching us (Redis restarted), so the database has the last word.
                 if run_id is not None and (ended := await database_sync_to_async(run_ending)(run_id=run_id)):
-                    yield sse(*ended)
+                    yield ended
                     return
                 if lost:
                     await asyncio.sleep(min(1.0, max(0.0, deadline - loop.time())))
@@ -170,17 +186,17 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
                     except Exception as exc:
                         logger.warning("stream of thread %s: cannot rejoin its group yet: %s", thread.pk, exc)
                 else:
-                    yield ": keep-alive\n\n"
+                    yield KEEPALIVE, None
                 continue
             if start in done and run_id is None:
                 try:
                     run_id = start.result().pk
                 except Exception as exc:  # e.g. the draft changed meanwhile and lost its chat trigger
-                    yield sse("error", {"code": "not_started", "message": str(exc) or type(exc).__name__})
+                    yield "error", {"code": "not_started", "message": str(exc) or type(exc).__name__}
                     return
                 if not owners.get(run_id):
                     owners[run_id] = True
-                    yield sse("accepted", {"run": run_id, "thread": thread.pk})
+                    yield "accepted", {"run": run_id, "thread": thread.pk}
             if receive in done:
                 event = receive.result()["event"]
                 receive = None
@@ -192,10 +208,10 @@ async def turn_events(*, version, thread, message: str, timeout: float | None = 
                         marker = await database_sync_to_async(widget.run_marker)(run_id=rid)
                         owners[rid] = marker["stream"] == stream_id
                         if owners[rid]:
-                            yield sse("accepted", {"run": rid, "thread": thread.pk})
+                            yield "accepted", {"run": rid, "thread": thread.pk}
                 if not owners[rid]:
                     continue
-                yield sse(event["type"], event["data"])
+                yield event["type"], event["data"]
                 if event["type"] in TERMINAL:
                     return
     finally:

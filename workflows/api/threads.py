@@ -1,10 +1,15 @@
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors
+from workflows import selectors, threads
+
+from .errors import Conflict
+from .fields import filtered_page
+
+MAX_ID = 2**63 - 1
 
 
 class MessageOutput(serializers.Serializer):
@@ -15,11 +20,67 @@ class MessageOutput(serializers.Serializer):
     created = serializers.DateTimeField()
 
 
+class ThreadOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    workflow = serializers.IntegerField(source="workflow_id")
+    workflow_name = serializers.CharField(source="workflow.name")
+    title = serializers.CharField(allow_blank=True)
+    key = serializers.CharField(source="external_id", allow_null=True, help_text="the caller's key (webhook `thread`, X-Skein-Thread)")
+    source = serializers.SerializerMethodField(help_text="widget, api (a key of the caller's) or chat")
+    message_count = serializers.IntegerField(source="last_seq")
+    created = serializers.DateTimeField()
+    updated = serializers.DateTimeField()
+
+    def get_source(self, thread) -> str:
+        return "widget" if thread.widget_token else "api" if thread.external_id else "chat"
+
+
+class ThreadsQuery(serializers.Serializer):
+    workflow = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    search = serializers.CharField(required=False, max_length=200, help_text="words in the title or any message")
+
+
+class ThreadRenameInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200, allow_blank=True)
+
+
 def thread_or_404(request, pk):
     thread = selectors.thread_get(owner=request.user, thread_id=pk)
     if thread is None:
         raise NotFound("no such thread")
     return thread
+
+
+class ThreadListView(APIView):
+    """Your threads, newest activity first: filter by workflow, search their messages, paginate."""
+
+    @extend_schema(parameters=[ThreadsQuery], responses={200: ThreadOutput(many=True)})
+    def get(self, request):
+        return filtered_page(self, request, query_class=ThreadsQuery, select=selectors.thread_list, output_class=ThreadOutput)
+
+
+class ThreadDetailView(APIView):
+    """One thread: read, rename, delete (with its transcript, memories and runs)."""
+
+    @extend_schema(responses={200: ThreadOutput})
+    def get(self, request, pk: int):
+        return Response(ThreadOutput(thread_or_404(request, pk)).data)
+
+    @extend_schema(request=ThreadRenameInput, responses={200: ThreadOutput})
+    def patch(self, request, pk: int):
+        thread = thread_or_404(request, pk)
+        data = ThreadRenameInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(ThreadOutput(threads.thread_rename(thread=thread, title=data.validated_data["title"])).data)
+
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="a turn is running on the thread")})
+    def delete(self, request, pk: int):
+        thread = thread_or_404(request, pk)
+        try:
+            threads.thread_delete(thread=thread)
+        except threads.ThreadBusy as exc:
+            raise Conflict(str(exc)) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ThreadMessagesView(APIView):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import auth, hooks, providers, runs, stream, threads, widget, workflows
+from . import auth, files, hooks, limits, providers, runs, stream, threads, versions, widget, workflows
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -16,7 +16,13 @@ urlpatterns = [
     path("providers/test/", providers.ProviderDraftTestView.as_view()),
     path("workflows/", workflows.WorkflowListView.as_view()),
     path("workflows/<int:pk>/", workflows.WorkflowDetailView.as_view()),
+    path("workflows/import/", files.ImportView.as_view()),
     path("workflows/<int:pk>/publish/", workflows.PublishView.as_view()),
+    path("workflows/<int:pk>/versions/", versions.VersionListView.as_view()),
+    path("workflows/<int:pk>/versions/diff/", versions.VersionDiffView.as_view()),
+    path("workflows/<int:pk>/versions/<int:number>/restore/", versions.VersionRestoreView.as_view()),
+    path("workflows/<int:pk>/export/", files.ExportView.as_view()),
+    path("workflows/<int:pk>/limits/", limits.LimitsView.as_view()),
     path("workflows/<int:pk>/chat/", workflows.ChatView.as_view()),
     path("workflows/<int:pk>/chat/stream/", stream.ChatStreamView.as_view()),
     path("workflows/<int:pk>/widget/", widget.WidgetSettingsView.as_view()),
@@ -26,5 +32,7 @@ urlpatterns = [
     path("hooks/<str:token>/", hooks.WebhookView.as_view()),
     path("runs/", runs.RunListView.as_view()),
     path("runs/<int:pk>/", runs.RunDetailView.as_view()),
+    path("threads/", threads.ThreadListView.as_view()),
+    path("threads/<int:pk>/", threads.ThreadDetailView.as_view()),
     path("threads/<int:pk>/messages/", threads.ThreadMessagesView.as_view()),
 ]

@@ -259,4 +259,5 @@ export interface TranscriptMessage {
   role: string;
   content: string;
   created: string;
+  run?: number | null;
 }

@@ -7,13 +7,14 @@ import { TopBar } from '../ui/AppShell';
 import { Deferred } from '../ui/Deferred';
 import { ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
-import { download, exportFilename, toExport } from '../workflows/transfer';
+import { download, exportFilename, exportWorkflow, toExport } from '../workflows/transfer';
 import { Canvas, FIT_OPTIONS } from './Canvas';
 import { loadEditorData } from './data';
 import { registerNodeTypes } from './GenericNode';
 import { useAutosave, useEditorShortcuts, saveNow } from './hooks';
 import { Inspector } from './Inspector';
 import { Palette } from './Palette';
+import { VersionsMenu } from './VersionsMenu';
 import { saveStatus, toGraph, useEditor } from './store';
 
 // Loaded when first opened: the test chat (the widget's chat view) and the Share / Triggers panel.
@@ -198,9 +199,12 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
     }
   };
 
-  const exportDraft = () => {
-    const s = useEditor.getState();
-    download(exportFilename(s.name), toExport({ name: s.name, graph: toGraph(s.nodes, s.edges) }));
+  const exportDraft = async () => {
+    if (!(await useEditor.getState().save())) {
+      toast('Save the draft before exporting it.', 'error');
+      return;
+    }
+    await exportWorkflow(workflowId, useEditor.getState().name);
   };
 
   return (
@@ -224,7 +228,8 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
         <button className="btn btn-ghost btn-sm" onClick={() => void fitView({ ...FIT_OPTIONS, duration: 250 })} title="Fit the whole workflow in view">Fit view</button>
       </div>
       <div className="toolbar-group">
-        <button className="btn btn-ghost btn-sm" onClick={exportDraft}>Export</button>
+        <button className="btn btn-ghost btn-sm" onClick={() => void exportDraft()} title="A workflow file: no secrets, providers by name">Export</button>
+        <VersionsMenu workflowId={workflowId} />
         <Link className="btn btn-ghost btn-sm" to={`/workflows/${workflowId}/runs`}>Runs</Link>
         {hasManualTrigger && (
           <button className="btn btn-sm" onClick={() => void runManual()} disabled={running || status === 'conflict'} title="Run the draft from its Manual run trigger, with the trigger's input">

@@ -9,6 +9,7 @@ import { formatDateTime } from '../ui/format';
 import { ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
+import { LimitsSection } from './LimitsSection';
 import { curlExample, formToTheme, parseOrigins, signedCurlExample, THEME_DEFAULTS, themeToForm, TRIGGER_LABELS, type ThemeForm } from './share';
 
 export function SharePanel({ workflowId, onClose }: { workflowId: number; onClose: () => void }) {
@@ -49,6 +50,7 @@ export function SharePanel({ workflowId, onClose }: { workflowId: number; onClos
               <WidgetSection workflowId={workflowId} settings={data.widget} onChange={(widget) => setData({ ...data, widget })} />
               <TriggersSection workflowId={workflowId} triggers={data.triggers} published={!!data.version} onChange={(triggers) => setData({ ...data, triggers })} />
               <WidgetSettingsForm workflowId={workflowId} settings={data.widget} onChange={(widget) => setData({ ...data, widget })} />
+              <LimitsSection workflowId={workflowId} />
             </>
           )}
         </div>

@@ -59,6 +59,7 @@ export function RunsPage({ workflowId }: { workflowId?: number }) {
                 <th>Run</th>
                 {!workflowId && <th>Workflow</th>}
                 <th>Trigger</th>
+                <th>Thread</th>
                 <th>Status</th>
                 <th>Input</th>
                 <th>Duration</th>
@@ -72,6 +73,7 @@ export function RunsPage({ workflowId }: { workflowId?: number }) {
                   <td><Link to={`/runs/${run.id}`}>#{run.id}</Link></td>
                   {!workflowId && <td><Link to={`/workflows/${run.workflow}`} onClick={(e) => e.stopPropagation()}>{run.workflow_name ?? `#${run.workflow}`}</Link></td>}
                   <td>{run.trigger}</td>
+                  <td>{run.thread ? <Link to={`/threads/${run.thread}`} onClick={(e) => e.stopPropagation()} data-testid={`run-thread-${run.id}`}>#{run.thread}</Link> : <span className="muted">—</span>}</td>
                   <td><StatusBadge status={run.status} />{run.warnings?.length ? <span className="badge badge-warning" title={run.warnings.map((w) => w.message).join('\n')}>⚠ {run.warnings.length}</span> : null}</td>
                   <td className="truncate" title={run.input}>{run.input || <span className="muted">—</span>}</td>
                   <td>{formatDuration(run.duration_ms)}</td>

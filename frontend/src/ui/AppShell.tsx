@@ -5,7 +5,8 @@ import { Logo } from './Logo';
 
 const NAV = [
   { to: '/', label: 'Workflows', active: (p: string) => p === '/' || p.startsWith('/workflows') },
-  { to: '/runs', label: 'Runs', active: (p: string) => p.startsWith('/runs') || p.startsWith('/threads') },
+  { to: '/runs', label: 'Runs', active: (p: string) => p.startsWith('/runs') },
+  { to: '/threads', label: 'Threads', active: (p: string) => p.startsWith('/threads') },
   { to: '/providers', label: 'Providers', active: (p: string) => p.startsWith('/providers') },
 ];
 

@@ -7,7 +7,7 @@ import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
 import { TEMPLATES, type Template } from './templates';
-import { download, exportFilename, parseImport, toExport } from './transfer';
+import { exportWorkflow, importWorkflow } from './transfer';
 
 export function WorkflowsPage() {
   const { data, error, loading, reload } = useAsync(() => api.workflows(), []);
@@ -33,12 +33,14 @@ export function WorkflowsPage() {
     const file = event.target.files?.[0];
     event.target.value = '';
     if (!file) return;
+    setBusy(true);
     try {
-      const { name, graph } = parseImport(await file.text(), file.name.replace(/\.(skein\.)?json$/i, ''));
-      await create(name, graph);
-      toast(`Imported “${name}”`, 'success');
+      const created = await importWorkflow(await file.text());
+      navigate(`/workflows/${created.id}`);
     } catch (err) {
       toast((err as Error).message, 'error', 7000);
+    } finally {
+      setBusy(false);
     }
   };
 
@@ -164,8 +166,9 @@ function WorkflowRow({ workflow, onChanged, onDuplicate }: { workflow: WorkflowS
       <td className="row-actions">
         <button className="btn btn-ghost btn-sm" onClick={() => setRenaming(true)}>Rename</button>
         <button className="btn btn-ghost btn-sm" onClick={onDuplicate}>Duplicate</button>
-        <button className="btn btn-ghost btn-sm" onClick={() => download(exportFilename(workflow.name), toExport(workflow))}>Export</button>
+        <button className="btn btn-ghost btn-sm" onClick={() => void exportWorkflow(workflow.id, workflow.name)}>Export</button>
         <Link className="btn btn-ghost btn-sm" to={`/workflows/${workflow.id}/runs`}>Runs</Link>
+        <Link className="btn btn-ghost btn-sm" to={`/threads?workflow=${workflow.id}`}>Threads</Link>
         <button className="btn btn-ghost btn-sm btn-danger" onClick={() => void remove()}>Delete</button>
       </td>
     </tr>

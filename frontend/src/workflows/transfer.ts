@@ -1,17 +1,20 @@
-// Export and import of workflows as JSON files.
+// Workflow files (`{"skein": 1, "name", "graph"}`): exported and imported by the server, which
+// writes providers by name and kind and reports what it could not map on import.
+import { ecosystem } from '../api/ecosystem';
 import type { Graph, Workflow } from '../api/types';
+import { toast } from '../ui/toast';
 
-export const EXPORT_FORMAT = 'skein.workflow';
+export const FORMAT_VERSION = 1;
 
 export interface WorkflowFile {
-  format: typeof EXPORT_FORMAT;
-  version: 1;
+  skein: typeof FORMAT_VERSION;
   name: string;
   graph: Graph;
 }
 
+/** A local copy of edits not saved (the conflict banner): the file format, ids as they are. */
 export function toExport(workflow: Pick<Workflow, 'name' | 'graph'>): WorkflowFile {
-  return { format: EXPORT_FORMAT, version: 1, name: workflow.name, graph: workflow.graph };
+  return { skein: FORMAT_VERSION, name: workflow.name, graph: workflow.graph };
 }
 
 export function exportFilename(name: string): string {
@@ -20,7 +23,7 @@ export function exportFilename(name: string): string {
 }
 
 export function download(filename: string, data: unknown) {
-  const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
+  const blob = new Blob([JSON.stringify(data, null, 2) + '\n'], { type: 'application/json' });
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
@@ -31,25 +34,20 @@ export function download(filename: string, data: unknown) {
   window.setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/** Reads an exported file (or a bare `{nodes, edges}` graph); throws with a message people can act on. */
-export function parseImport(text: string, fallbackName: string): { name: string; graph: Graph } {
-  let parsed: unknown;
+/** Downloads the saved draft as the server writes it (no secrets, providers by name and kind). */
+export async function exportWorkflow(workflowId: number, name: string): Promise<void> {
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error('This file is not JSON. Choose a workflow exported from Skein (.skein.json).');
+    download(exportFilename(name), await ecosystem.exportFile(workflowId));
+  } catch (error) {
+    toast((error as Error).message, 'error');
   }
-  if (!parsed || typeof parsed !== 'object') throw new Error('This file does not contain a workflow.');
-  const obj = parsed as Record<string, unknown>;
-  const graph = (obj.graph ?? obj) as Record<string, unknown>;
-  if (!Array.isArray(graph.nodes) || !Array.isArray(graph.edges ?? [])) {
-    throw new Error('This file has no graph: expected "nodes" and "edges" lists.');
-  }
-  for (const node of graph.nodes as Record<string, unknown>[]) {
-    if (!node || typeof node.id !== 'string' || typeof node.type !== 'string') {
-      throw new Error('Every node needs a string "id" and "type".');
-    }
-  }
-  const name = typeof obj.name === 'string' && obj.name.trim() ? obj.name.trim() : fallbackName;
-  return { name, graph: { nodes: graph.nodes as Graph['nodes'], edges: (graph.edges ?? []) as Graph['edges'] } };
+}
+
+/** Imports a file's text; says what could not be mapped (a provider of another account, say). */
+export async function importWorkflow(text: string): Promise<Workflow> {
+  const created = await ecosystem.importFile(text);
+  const unmapped = created.errors.filter((e) => e.field === 'provider');
+  if (unmapped.length) toast(`Imported “${created.name}”. To fix: ${unmapped.map((e) => `${e.node}: ${e.message}`).join('; ')}`, 'info', 9000);
+  else toast(`Imported “${created.name}”`, 'success');
+  return created;
 }

@@ -1,0 +1,56 @@
+"""Daily spend limits of a workflow, and today's use (workflows/limits.py)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from workflows import limits
+
+from .workflows import _workflow
+
+
+class LimitSerializer(serializers.Serializer):
+    tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10**12, help_text="tokens a day (prompt + completion)")
+    cost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=10**6, help_text="US dollars a day")
+
+
+class UsageSerializer(serializers.Serializer):
+    tokens = serializers.IntegerField()
+    cost = serializers.FloatField()
+    runs = serializers.IntegerField()
+    refused = serializers.IntegerField(help_text="turns refused by a limit today")
+
+
+class LimitsInput(serializers.Serializer):
+    workflow = LimitSerializer(required=False, allow_null=True, help_text="every run of the workflow together")
+    visitor = LimitSerializer(required=False, allow_null=True, help_text="each widget visitor (by client address)")
+    caller = LimitSerializer(required=False, allow_null=True, help_text="each OpenAI-endpoint caller (by the request's `user`)")
+
+
+class LimitsOutput(serializers.Serializer):
+    workflow = LimitSerializer()
+    visitor = LimitSerializer()
+    caller = LimitSerializer()
+    today = UsageSerializer(help_text="the workflow's use since midnight UTC")
+    day_started = serializers.DateTimeField()
+
+
+def limits_data(workflow) -> dict:
+    return {**limits.limits_of(workflow), "today": limits.usage_today(workflow_id=workflow.pk), "day_started": limits.day_start()}
+
+
+class LimitsView(APIView):
+    """Daily limits in tokens or cost, per workflow, per widget visitor and per /v1 caller; a turn
+    that would pass one is refused before any model call."""
+
+    @extend_schema(responses={200: LimitsOutput})
+    def get(self, request, pk: int):
+        return Response(limits_data(_workflow(request, pk)))
+
+    @extend_schema(request=LimitsInput, responses={200: LimitsOutput})
+    def patch(self, request, pk: int):
+        workflow = _workflow(request, pk)
+        data = LimitsInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(limits_data(limits.limits_update(workflow=workflow, limits=data.validated_data)))
