@@ -1,7 +1,7 @@
 """What every benchmark shares: the bench databases, Django in this process, the fake model server,
 process cleanup, statistics and result rows.
 
-The bench process itself runs Django against its own PostgreSQL database (``skein_bench``), which
+The bench process itself runs Django against its own PostgreSQL database (``skein_bench_<pid>``), which
 the full-mode stack (worker + daphne, started with ``tests.stack``) uses too. The embedded-mode
 stack gets its own SQLite file in a temporary directory.
 """
@@ -25,8 +25,11 @@ PYTHON = sys.executable
 PG_HOST = os.environ.get("SKEIN_BENCH_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("SKEIN_BENCH_PG_PORT", "5432"))
 PG_USER = os.environ.get("SKEIN_BENCH_PG_USER", "postgres")
-BENCH_DB = os.environ.get("SKEIN_BENCH_DB", "skein_bench")
+# Per run (pid): two bench runs on one machine (or a bench beside the tests) never share a database
+# or Redis keys. The database is dropped at the end of the run.
+BENCH_DB = os.environ.get("SKEIN_BENCH_DB", f"skein_bench_{os.getpid()}")
 REDIS_URL = os.environ.get("SKEIN_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+BENCH_NAMESPACE = f"skein-bench-{os.getpid()}"
 
 KEEP_LOGS = {"enabled": False}  # set by ``--keep-logs``: process logs stay in their temp directories
 PROFILE = {"enabled": False}  # set by ``--profile``: benchmarks run py-spy on Skein's processes

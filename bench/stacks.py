@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .common import BENCH_DB, REDIS_URL, Cleanup, base_env, log, prepare_database, temp_dir
+from .common import BENCH_DB, BENCH_NAMESPACE, REDIS_URL, Cleanup, base_env, log, prepare_database, temp_dir
 
 
 @dataclass
@@ -69,15 +69,20 @@ def embedded(**extra_env) -> Stack:
 
 def full(*, concurrency: int = 8, worker_processes: int = 1, database_url: str | None = None, **extra_env) -> Stack:
     """The full stack on the bench database (already migrated by the caller) or on ``database_url``
-    (migrated here), and Redis db 14."""
+    (migrated here), and Redis db 14 under this run's namespace."""
     import redis
 
     from tests.stack import full_mode_env, start_daphne, start_worker
 
     directory = temp_dir("skein-bench-full-")
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    Cleanup.push("redis db flush", lambda: redis.Redis.from_url(REDIS_URL).flushdb())
-    env = full_mode_env(BENCH_DB, REDIS_URL, **{"SKEIN_LOG_LEVEL": "WARNING", "SKEIN_NAMESPACE": "skein-bench", **extra_env})
+    def forget_keys() -> None:  # this run's keys only: another run may share the Redis db
+        client = redis.Redis.from_url(REDIS_URL)
+        for key in client.scan_iter(match=f"*{BENCH_NAMESPACE}*", count=1000):
+            client.delete(key)
+
+    forget_keys()
+    Cleanup.push("redis keys of this run", forget_keys)
+    env = full_mode_env(BENCH_DB, REDIS_URL, **{"SKEIN_LOG_LEVEL": "WARNING", "SKEIN_NAMESPACE": BENCH_NAMESPACE, **extra_env})
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     if database_url:
         env["DATABASE_URL"] = database_url
