@@ -112,7 +112,9 @@ def test_the_test_chat_says_it_is_summarizing_while_the_memory_lights_up(live_pa
     for index, message in enumerate(("I am Ada", "I like tea")):
         box.fill(message)
         box.press("Enter")
-        expect(chat.get_by_test_id("chat-assistant").nth(index)).to_contain_text(f"echo: {message}", timeout=30_000)
+        answer = chat.get_by_test_id("chat-assistant").nth(index)
+        expect(answer).to_contain_text(f"echo: {message}", timeout=30_000)
+        expect(answer).to_have_attribute("aria-busy", "false")  # the turn is over: the chat takes the next message
     reply = chat.get_by_test_id("chat-assistant").nth(2)
     try:
         box.fill("What do I like?")
