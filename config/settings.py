@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "channels",
     "workflows",
+    "workflows.conversation_tests",
     "memory",
 ]
 
@@ -217,6 +218,18 @@ SKEIN_WEBHOOK_MAX_BYTES = env.int("SKEIN_WEBHOOK_MAX_BYTES", default=256 * 1024)
 SKEIN_WEBHOOK_REPLAY_WINDOW_S = env.int("SKEIN_WEBHOOK_REPLAY_WINDOW_S", default=300)
 # Fernet key for provider secrets; derived from SECRET_KEY when unset (set it in production).
 SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
+
+# --- Conversation tests (DESIGN.md §9) ----------------------------------------------------------
+SKEIN_TEST_MAX_TESTS = env.int("SKEIN_TEST_MAX_TESTS", default=500)  # per workflow
+SKEIN_TEST_MAX_TURNS = env.int("SKEIN_TEST_MAX_TURNS", default=50)  # per test
+SKEIN_TEST_MAX_CHECKS = env.int("SKEIN_TEST_MAX_CHECKS", default=20)  # per turn
+SKEIN_TEST_MAX_TESTS_PER_RUN = env.int("SKEIN_TEST_MAX_TESTS_PER_RUN", default=200)
+SKEIN_TEST_MAX_TURNS_PER_RUN = env.int("SKEIN_TEST_MAX_TURNS_PER_RUN", default=1000)
+SKEIN_TEST_MAX_ACTIVE_RUNS = env.int("SKEIN_TEST_MAX_ACTIVE_RUNS", default=4)  # queued or running, per workflow
+SKEIN_TEST_RUN_STALE_S = env.int("SKEIN_TEST_RUN_STALE_S", default=3600)  # older unfinished runs no longer count as active
+SKEIN_TEST_PARALLEL = env.int("SKEIN_TEST_PARALLEL", default=4)  # tests of one run executing at once
+SKEIN_TEST_GATE_WAIT_S = env.float("SKEIN_TEST_GATE_WAIT_S", default=900.0)  # how long publishing waits for the tests
+SKEIN_TEST_REGEX_TIMEOUT_S = env.float("SKEIN_TEST_REGEX_TIMEOUT_S", default=0.2)  # bound on one reply_matches search
 
 # --- Model providers from the environment (issue 7) ------------------------------------------
 # Keys in the environment are read by litellm at call time and never stored in the database:

@@ -46,6 +46,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("memory.urls")),
     path("api/", include("workflows.api.urls")),
+    path("api/", include("workflows.conversation_tests.urls")),
     path("widget.js", widget_script, name="widget-script"),  # the embeddable chat widget
     re_path(r"^(?!api/|static/|admin/|ws/).*$", spa),
 ]

@@ -82,6 +82,7 @@ def complete(
     on_token: Callable[[str], None] | None = None,
     timeout: float | None = None,
     retries: int | None = None,
+    response_format: dict | None = None,
 ) -> LLMResult:
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
@@ -97,6 +98,8 @@ def complete(
         kwargs["temperature"] = ref.temperature
     if ref.max_tokens is not None:
         kwargs["max_tokens"] = ref.max_tokens
+    if response_format is not None:  # structured output (callers ask only models that support it)
+        kwargs["response_format"] = response_format
 
     attempt = 0
     while True:
