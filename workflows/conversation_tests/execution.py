@@ -9,8 +9,11 @@ the run answers at once and progress streams like in the full mode.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+
+from asgiref.sync import async_to_sync, sync_to_async
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -37,11 +40,32 @@ _background = ThreadPoolExecutor(max_workers=8, thread_name_prefix="skein-tests"
 
 
 def dispatch(task, *args) -> None:
-    """Enqueue a Celery task; in the embedded mode (eager tasks) run it on a background thread."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    """Enqueue a Celery task; in the embedded mode (eager tasks) run it on a background thread.
+
+    There, when this process serves sockets (daphne), the thread is started from the serving event
+    loop, so that the events it sends are delivered on that loop: the in-memory channel layer's
+    queues belong to it and are not woken from another one."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        task.delay(*args)
+        return
+    loop = _serving_loop()
+    if loop is None:
         _background.submit(_run_eagerly, task, args)
     else:
-        task.delay(*args)
+        asyncio.run_coroutine_threadsafe(sync_to_async(_run_eagerly, thread_sensitive=False, executor=_background)(task, args), loop)
+
+
+def _serving_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop that started this thread's work (a request's or a socket's), if one runs."""
+
+    async def current():
+        return asyncio.get_running_loop()
+
+    try:
+        loop = async_to_sync(current)()
+    except RuntimeError:  # called from inside a running loop: not a worker thread of one
+        return None
+    return loop if loop.is_running() else None
 
 
 def _run_eagerly(task, args) -> None:

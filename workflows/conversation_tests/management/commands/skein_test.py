@@ -32,6 +32,10 @@ def version_arg(value: str):
 class Command(BaseCommand):
     help = "Run a workflow's conversation tests; exit 0 only when all pass."
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # --version names the workflow version to test, in place of Django's own --version.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
     def add_arguments(self, parser):
         parser.add_argument("workflow_id", type=int)
         parser.add_argument("--version", default="draft", help='a published version number, or "draft" (default)')
