@@ -110,7 +110,8 @@ def test_the_judge_asks_for_structured_output_where_the_model_supports_it(api, c
 
 
 # --- running --------------------------------------------------------------------------------------
-def test_several_tests_run_at_once_and_each_tests_turns_in_order(api, make_workflow, provider, fake_llm):
+@pytest.mark.postgres
+def test_several_tests_run_at_once_and_each_tests_turns_in_order(require_postgres, api, make_workflow, provider, fake_llm):
     workflow = make_workflow(chat_graph(provider.pk, memory={"type": "memory.buffer"}))
     in_flight, peak, lock, together = [0], [0], threading.Lock(), threading.Event()
 
@@ -136,7 +137,8 @@ def test_several_tests_run_at_once_and_each_tests_turns_in_order(api, make_workf
     assert run["status"] == "passed" and peak[0] == 3
 
 
-def test_progress_reaches_the_browser_as_each_turn_finishes(api, chatbot, user, other_user, fake_llm):
+@pytest.mark.postgres
+def test_progress_reaches_the_browser_as_each_turn_finishes(require_postgres, api, chatbot, user, other_user, fake_llm):
     release = threading.Event()
     fake_llm.responder = lambda r: (release.wait(timeout=30), echo(r))[1]
     create_test(api, chatbot["id"], [{"message": "one", "expect": [{"reply_contains": "one"}]}, {"message": "two", "expect": []}], name="progress")
@@ -282,18 +284,18 @@ def test_skein_test_refuses_what_it_cannot_run(api, chatbot):
     assert "--version takes" in refused(chatbot["id"], "--version", "latest")
 
 
-def test_skein_test_as_a_real_process(api, chatbot, fake_llm):
+@pytest.mark.postgres
+def test_skein_test_as_a_real_process(require_postgres, api, chatbot, fake_llm):
     """The command CI runs: its own process on the same database, exit status 1 on a failure."""
     from django.db import connection
 
     create_test(api, chatbot["id"], [{"message": "hi", "expect": [{"reply_contains": "hi"}]}], name="greets")
     create_test(api, chatbot["id"], [{"message": "hi", "expect": [{"reply_not_contains": "hi"}]}], name="stays quiet")
     db = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "REDIS_URL": ""}
-    if db["ENGINE"].endswith("postgresql"):
-        env["DATABASE_URL"] = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    env = {
+        **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "REDIS_URL": "",
+        "DATABASE_URL": f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}",
+    }
     done = subprocess.run(
         [sys.executable, "manage.py", "skein_test", str(chatbot["id"])], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
     )
