@@ -106,7 +106,15 @@ class CheckResultOutput(serializers.Serializer):
     sent = serializers.ListField(child=serializers.DictField(), required=False, help_text="a failed sent_* check: what the node's model was sent")
 
 
-class TurnResultOutput(serializers.Serializer):
+class UsageOutput(serializers.Serializer):
+    """Tokens and cost: the turns' model calls, their summaries and the judge's."""
+
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.FloatField()
+
+
+class TurnResultOutput(UsageOutput):
     message = serializers.CharField()
     reply = serializers.CharField(allow_blank=True)
     reference = serializers.CharField(required=False)
@@ -114,12 +122,9 @@ class TurnResultOutput(serializers.Serializer):
     status = serializers.CharField()
     error = serializers.CharField(allow_blank=True)
     checks = CheckResultOutput(many=True)
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    cost = serializers.FloatField()
 
 
-class ResultOutput(serializers.Serializer):
+class ResultOutput(UsageOutput):
     id = serializers.IntegerField()
     test = serializers.IntegerField(allow_null=True)
     name = serializers.CharField()
@@ -128,13 +133,10 @@ class ResultOutput(serializers.Serializer):
     thread = serializers.IntegerField(allow_null=True)
     script = serializers.JSONField()
     turns = TurnResultOutput(many=True)
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    cost = serializers.FloatField()
     duration_ms = serializers.IntegerField(allow_null=True)
 
 
-class TestRunSummaryOutput(serializers.Serializer):
+class TestRunSummaryOutput(UsageOutput):
     id = serializers.IntegerField()
     workflow = serializers.IntegerField()
     status = serializers.ChoiceField(choices=TestRun.Status.choices)
@@ -146,9 +148,6 @@ class TestRunSummaryOutput(serializers.Serializer):
     passed = serializers.IntegerField()
     failed = serializers.IntegerField()
     errors = serializers.IntegerField(help_text="tests that could not be decided (a judge or a turn failed)")
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    cost = serializers.FloatField()
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
     finished = serializers.DateTimeField(allow_null=True)
