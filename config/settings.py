@@ -178,6 +178,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BEAT_SCHEDULE = {
     # Turns whose task was lost (e.g. the broker restarted) or whose worker died are re-enqueued.
     "skein-recover-turns": {"task": "workflows.tasks.recover_turns", "schedule": 60.0},
+    # Conversation test runs whose tasks were lost are taken up again.
+    "skein-recover-test-runs": {"task": "workflows.conversation_tests.tasks.recover_test_runs", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"

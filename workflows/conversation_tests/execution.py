@@ -36,6 +36,7 @@ logger = logging.getLogger("skein.tests")
 TEST_SCOPE = 17  # turn-lock scope of a test result: one execution of a test at a time
 MAX_ATTEMPTS = 3
 FINISH_ATTEMPTS = 3
+WAIT_POLL_S = 0.1
 TRIGGER_PREFERENCE = ("chat", "webhook", "manual")
 
 _background = ThreadPoolExecutor(max_workers=8, thread_name_prefix="skein-tests")
@@ -212,7 +213,7 @@ def _turn(result, version, trigger, thread, turn, conversation, targets, owner_i
     # Take the turn here rather than wait for a worker to (it holds the thread's turn lock, so a
     # worker that gets the enqueued task first runs it instead, and this waits for it).
     workflow_services.turn_process(run_id=run.pk)
-    run = workflow_services.run_wait(run=run)
+    run = _run_wait(run)
     entry = {
         "message": message, "reply": run.output, "run": run.pk, "status": ERROR, "error": "",
         "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "cost": run.cost, "checks": [],
@@ -244,6 +245,17 @@ def _turn(result, version, trigger, thread, turn, conversation, targets, owner_i
         entry["cost"] += verdict.cost
     entry["status"] = FAILED if FAILED in verdicts else ERROR if ERROR in verdicts else PASSED
     return entry, entry["status"]
+
+
+def _run_wait(run: Run) -> Run:
+    """The run once done: at once when this task took the turn; else a worker has it, and this
+    re-reads it (keeping its database connection, which holds the test's lock) until it is."""
+    deadline = time.monotonic() + settings.SKEIN_CHAT_WAIT_S
+    run.refresh_from_db()
+    while not run.is_done and time.monotonic() < deadline:
+        time.sleep(WAIT_POLL_S)
+        run.refresh_from_db()
+    return run
 
 
 def _event(result: TestResult) -> dict:
@@ -280,3 +292,28 @@ def test_run_finish_if_done(*, test_run_id: int) -> None:
             {"status": test_run.status, "passed": test_run.passed, "failed": test_run.failed, "errors": test_run.errors},
             test_run_id=test_run.pk,
         )
+
+
+def test_runs_recover(*, older_than_s: float = 60) -> list[int]:
+    """Take up test runs whose tasks were lost (the broker was down when they were enqueued, or a
+    worker died): start the queued ones, re-enqueue their tests that made no progress for
+    ``older_than_s`` (safe: a test still executing holds its lock, and the copy leaves), and close
+    the ones with nothing left to run. Returns the test runs it touched."""
+    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_s)
+    touched = []
+    for test_run in TestRun.objects.filter(status__in=[TestRun.Status.QUEUED, TestRun.Status.RUNNING], created__lt=cutoff)[:200]:
+        touched.append(test_run.pk)
+        if test_run.status == TestRun.Status.QUEUED:
+            dispatch(tasks.test_run_start, test_run.pk)
+            continue
+        stale = test_run.results.filter(status=TestResult.Status.RUNNING, updated__lt=cutoff).values_list("id", flat=True)
+        for result_id in stale:
+            dispatch(tasks.test_execute, result_id)
+        if not test_run.results.filter(status=TestResult.Status.RUNNING).exists():
+            if (next_id := _claim_next(test_run.pk)) is not None:
+                dispatch(tasks.test_execute, next_id)
+            else:
+                test_run_finish_if_done(test_run_id=test_run.pk)
+    if touched:
+        logger.warning("took up %d unfinished test run(s): %s", len(touched), touched)
+    return touched

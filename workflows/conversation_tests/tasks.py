@@ -16,3 +16,11 @@ def test_execute(result_id: int) -> None:
     from .execution import test_execute as execute
 
     execute(result_id=result_id)
+
+
+@shared_task(ignore_result=True)
+def recover_test_runs(older_than_s: float | None = None) -> None:
+    """Periodic (beat): take up test runs whose tasks were lost."""
+    from .execution import test_runs_recover
+
+    test_runs_recover(**({} if older_than_s is None else {"older_than_s": float(older_than_s)}))
