@@ -42,6 +42,7 @@ def test_every_check_kind_passes(api, memory_bot, fake_llm):
     turns = [
         {"message": "My name is Ada.", "expect": [
             {"reply_contains": "Ada"},
+            {"reply_contains": "MY NAME"},  # reply checks ignore case
             {"reply_not_contains": "Grace"},
             {"reply_matches": r"^ECHO: my name is \w+\.$"},
             {"sent_contains": {"node": "agent", "text": "You are a test bot."}},
@@ -63,7 +64,7 @@ def test_every_check_kind_fails_and_says_why(api, memory_bot, fake_llm):
     turns = [
         {"message": "My name is Ada.", "expect": [
             {"reply_contains": "Grace"},
-            {"reply_not_contains": "Ada"},
+            {"reply_not_contains": "ADA"},  # in any case
             {"reply_matches": r"^hello"},
             {"sent_contains": {"node": "agent", "text": "not in the prompt"}},
             {"sent_excludes": {"node": "agent", "text": "test bot"}},
@@ -77,7 +78,7 @@ def test_every_check_kind_fails_and_says_why(api, memory_bot, fake_llm):
     assert [c["passed"] for c in checks] == [False] * 6
     reply_contains, not_contains, matches, sent_contains, sent_excludes, tokens = checks
     assert "'Grace'" in reply_contains["detail"] and "echo: My name is Ada." in reply_contains["detail"]
-    assert "not to contain 'Ada'" in not_contains["detail"]
+    assert "not to contain 'ADA'" in not_contains["detail"]
     assert "/^hello/" in matches["detail"]
     sent = [{"role": "system", "content": "You are a test bot."}, {"role": "user", "content": "My name is Ada."}]
     assert sent_contains["sent"] == sent and "was not sent 'not in the prompt'" in sent_contains["detail"]

@@ -122,22 +122,27 @@ class CheckKind:
         raise NotImplementedError
 
 
+def _in_reply(text: str, reply: str) -> bool:
+    """Reply checks ignore case, like reply_matches: models vary their capitals, not their facts."""
+    return text.casefold() in reply.casefold()
+
+
 class ReplyContains(CheckKind):
     kind = "reply_contains"
 
     def evaluate(self, value, outcome):
-        if value in outcome.reply:
+        if _in_reply(value, outcome.reply):
             return Verdict(PASSED, f"the reply contains {value!r}")
-        return Verdict(FAILED, f"expected the reply to contain {value!r}; the reply was {shown(outcome.reply)!r}")
+        return Verdict(FAILED, f"expected the reply to contain {value!r} (any case); the reply was {shown(outcome.reply)!r}")
 
 
 class ReplyNotContains(CheckKind):
     kind = "reply_not_contains"
 
     def evaluate(self, value, outcome):
-        if value not in outcome.reply:
+        if not _in_reply(value, outcome.reply):
             return Verdict(PASSED, f"the reply does not contain {value!r}")
-        return Verdict(FAILED, f"expected the reply not to contain {value!r}; the reply was {shown(outcome.reply)!r}")
+        return Verdict(FAILED, f"expected the reply not to contain {value!r} (any case); the reply was {shown(outcome.reply)!r}")
 
 
 class ReplyMatches(CheckKind):
