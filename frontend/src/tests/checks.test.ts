@@ -33,3 +33,11 @@ describe('checks', () => {
     expect(countsLine({ passed: 0, failed: 0, errors: 1 })).toBe('0 passed · 1 error');
   });
 });
+
+describe('progress', () => {
+  it('opens the socket on the page’s own host, secure when the page is', async () => {
+    const { socketUrl } = await import('./progress');
+    expect(socketUrl('/ws/test-runs/3/', { protocol: 'https:', host: 'skein.example' } as Location)).toBe('wss://skein.example/ws/test-runs/3/');
+    expect(socketUrl('/ws/test-runs/3/', { protocol: 'http:', host: '127.0.0.1:8000' } as Location)).toBe('ws://127.0.0.1:8000/ws/test-runs/3/');
+  });
+});
