@@ -49,7 +49,8 @@ browser-deps:
 # The editor (frontend/) and the embeddable widget (frontend/widget/, one small script).
 frontend: frontend/dist/.built frontend/widget/dist/.built
 
-frontend/dist/.built: $(FRONTEND_SOURCES) | setup
+# The editor bundles the widget's chat view too (its test chat is the widget): both sources count.
+frontend/dist/.built: $(FRONTEND_SOURCES) $(WIDGET_SOURCES) | setup
 	cd frontend && npm ci --no-audit --no-fund && npm run build && touch dist/.built
 
 frontend/widget/dist/.built: $(WIDGET_SOURCES) | setup

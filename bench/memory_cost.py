@@ -27,6 +27,7 @@ TITLE = "Memory context cost per turn"
 FULL_SIZES = (100, 1_000, 10_000, 100_000)
 QUICK_SIZES = (100, 1_000)
 MAX_TOKENS = 2_000  # the window's (and the baseline's) token budget
+TOKENIZER = "cl100k"  # the name Skein stores the counts of an unknown model's messages under
 PENDING = 10  # steady-state summary: messages the summary does not cover yet (< max_messages 20)
 
 WORDS = (
@@ -71,7 +72,7 @@ def _seed_histories(sizes) -> dict:
         batch = []
         for i in range(size):
             role, content = texts[i]
-            batch.append(HistoryMessage(history=history, seq=i + 1, role=role, content=content, token_count=counts[i]))
+            batch.append(HistoryMessage(history=history, seq=i + 1, role=role, content=content, token_counts={TOKENIZER: counts[i]}))
             if len(batch) >= 5_000:
                 HistoryMessage.objects.bulk_create(batch)
                 batch = []
@@ -90,31 +91,30 @@ def _seed_histories(sizes) -> dict:
 
 
 def _bindings():
+    """The window and summary memories as the executor binds them: each node type's spec."""
     from workflows.engine.registry import get_node_type
     from workflows.engine.services import MemoryBinding, ModelRef
 
-    agent = ModelRef(model="agent-model", provider=None)
-    window = MemoryBinding(
-        memory_node="mem", memory_type="memory.window",
-        params=get_node_type("memory.window").Params.model_validate({"max_tokens": MAX_TOKENS, "max_messages": None}),
-        history_kind="global", history_name="", consumer_node="agent", consumer_model=agent,
-    )
-    summary = MemoryBinding(
-        memory_node="mem", memory_type="memory.summary",
-        params=get_node_type("memory.summary").Params.model_validate({"max_messages": 20, "keep_last": 6}),
-        history_kind="global", history_name="", consumer_node="agent", consumer_model=agent, summarizer_model=agent,
-    )
-    return window, summary
+    agent = ModelRef(model="agent-model", provider=None)  # an unknown model: cl100k, like the baseline
+
+    def bound(memory_type: str, params: dict) -> MemoryBinding:
+        node_type = get_node_type(memory_type)
+        spec = node_type.memory_spec("mem", node_type.Params.model_validate(params), lambda port: [])
+        return MemoryBinding(spec=spec, consumer_node="agent", consumer_model=agent)
+
+    return bound("memory.window", {"max_tokens": MAX_TOKENS}), bound("memory.summary", {"max_messages": 20, "keep_last": 6})
 
 
 def _skein_context(workflow_id: int, thread_id: int, binding) -> list[dict]:
     """One turn's memory context, as ``TurnRuntime`` builds it (a fresh ``MemoryRuntime`` per turn)."""
     from memory.runtime import MemoryRuntime
+    from memory.tokens import tokenizer_for
 
     def no_model(*args, **kwargs):
         raise AssertionError("steady state: no summarization may be due")
 
     runtime = MemoryRuntime(workflow_id=workflow_id, run_id=1, thread_id=thread_id, bind_model=no_model,
+                            tokenizer_of=lambda ref: tokenizer_for(ref.model if ref else None),
                             warn=lambda *a: None, notify=lambda *a: None)
     return runtime.context(binding).messages
 
@@ -123,9 +123,12 @@ def _baseline(texts: list[tuple[str, str]]):
     """LangChain messages for the history, and trim_messages with a tiktoken counter."""
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, trim_messages
 
-    from memory.tokens import _encoding
+    from memory.tokens import _point_tiktoken_at_bundled_encodings
 
-    encoding = _encoding()  # cl100k_base, the same encoding Skein counts with
+    _point_tiktoken_at_bundled_encodings()
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base")  # the encoding Skein counts this model's tokens with
 
     def tiktoken_counter(messages: list[BaseMessage]) -> int:
         # LangChain's documented pattern (a counter over a list of messages), counting like Skein.

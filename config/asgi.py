@@ -15,11 +15,12 @@ get_resolver().url_patterns
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from workflows.consumers import AllowedHostsOnly  # noqa: E402
 from workflows.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        "websocket": AllowedHostsOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -20,8 +21,11 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").exists() else None
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env("SECRET_KEY", default="skein-insecure-development-key-change-me")
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"])
+DEVELOPMENT_SECRET_KEY = "skein-insecure-development-key-change-me"
+SECRET_KEY = env("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+# DESIGN.md §11: only the local names by default (and the host `make run` binds), so that a page
+# of another site cannot reach the app through DNS rebinding. Behind a proxy, list the public name.
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=sorted({"127.0.0.1", "localhost", env("HOST", default="127.0.0.1")}))
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 REDIS_URL = env("REDIS_URL", default="")
@@ -44,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_celery_beat",
     "channels",
+    "csp",
     "workflows",
     "workflows.conversation_tests",
     "memory",
@@ -58,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -110,7 +116,14 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTH_PASSWORD_VALIDATORS = []
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# Every login (the API, the editor's session, the admin) goes through one lockout.
+AUTHENTICATION_BACKENDS = ["workflows.accounts.LockoutBackend"]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -134,7 +147,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("SKEIN_MAX_BODY_BYTES", default=1_048_576)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "workflows.accounts.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -218,7 +231,7 @@ SKEIN_CHAT_WAIT_S = env.float("SKEIN_CHAT_WAIT_S", default=300.0)
 SKEIN_WEBHOOK_WAIT_S = env.float("SKEIN_WEBHOOK_WAIT_S", default=30.0)
 SKEIN_WEBHOOK_MAX_BYTES = env.int("SKEIN_WEBHOOK_MAX_BYTES", default=256 * 1024)
 SKEIN_WEBHOOK_REPLAY_WINDOW_S = env.int("SKEIN_WEBHOOK_REPLAY_WINDOW_S", default=300)
-# Fernet key for provider secrets; derived from SECRET_KEY when unset (set it in production).
+# Fernet key for provider secrets; derived from SECRET_KEY when unset (the full mode requires it).
 SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
 
 # --- Conversation tests (DESIGN.md §9) ----------------------------------------------------------
@@ -232,6 +245,77 @@ SKEIN_TEST_RUN_STALE_S = env.int("SKEIN_TEST_RUN_STALE_S", default=3600)  # olde
 SKEIN_TEST_PARALLEL = env.int("SKEIN_TEST_PARALLEL", default=4)  # tests of one run executing at once
 SKEIN_TEST_GATE_WAIT_S = env.float("SKEIN_TEST_GATE_WAIT_S", default=900.0)  # how long publishing waits for the tests
 SKEIN_TEST_REGEX_TIMEOUT_S = env.float("SKEIN_TEST_REGEX_TIMEOUT_S", default=0.2)  # bound on one reply_matches search
+# --- Security (DESIGN.md §11, SECURITY.md) -----------------------------------------------------
+# The full mode serves a network: it does not start with the published development key (it signs
+# sessions and password resets) nor with provider keys encrypted under a key derived from it.
+if FULL_MODE and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+    raise ImproperlyConfigured("the full mode needs a SECRET_KEY of its own: set SECRET_KEY (e.g. `openssl rand -base64 48`)")
+if FULL_MODE and not SKEIN_ENCRYPTION_KEY:
+    raise ImproperlyConfigured(
+        "the full mode needs SKEIN_ENCRYPTION_KEY (the key of provider API keys at rest): set it, e.g. "
+        "`python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`"
+    )
+# Hosts or networks (CIDR) a provider's api_base may reach although they are loopback or private.
+# Link-local and cloud-metadata addresses are always refused; the embedded mode allows loopback.
+SKEIN_PROVIDER_ALLOWED_HOSTS = env.list("SKEIN_PROVIDER_ALLOWED_HOSTS", default=[])
+SKEIN_PROVIDER_ALLOW_LOOPBACK = env.bool("SKEIN_PROVIDER_ALLOW_LOOPBACK", default=not FULL_MODE)
+# Proxies (addresses or CIDRs) whose X-Forwarded-For names the client: rate limits and lockouts
+# then count the client, not the proxy.
+SKEIN_TRUSTED_PROXIES = env.list("SKEIN_TRUSTED_PROXIES", default=[])
+# Bounds on what an owner can make a node do: a graph's size, and the CPU a node may spend on its
+# own work (route regexes, templates). Past the budget the step fails with a clear error.
+SKEIN_MAX_GRAPH_NODES = env.int("SKEIN_MAX_GRAPH_NODES", default=500)
+SKEIN_MAX_GRAPH_EDGES = env.int("SKEIN_MAX_GRAPH_EDGES", default=2000)
+SKEIN_NODE_CPU_BUDGET_S = env.float("SKEIN_NODE_CPU_BUDGET_S", default=2.0)
+# Celery's limits on one run_turn task (a turn drains its thread's queue): past the soft limit the
+# turn fails with an error, past the hard one the worker process is replaced. Celery enforces them
+# in prefork workers; with the threads pool (`make worker`) and in the embedded mode each part of
+# a turn has its own bound instead (model calls, summaries, node budgets).
+SKEIN_TURN_SOFT_TIME_LIMIT_S = env.int("SKEIN_TURN_SOFT_TIME_LIMIT_S", default=900)
+SKEIN_TURN_TIME_LIMIT_S = env.int("SKEIN_TURN_TIME_LIMIT_S", default=960)
+SKEIN_TEMPLATE_MAX_CHARS = env.int("SKEIN_TEMPLATE_MAX_CHARS", default=100_000)
+# A reply longer than this is cut (and says so): it must fit a WebSocket frame (daphne: 1 MiB).
+SKEIN_MAX_REPLY_CHARS = env.int("SKEIN_MAX_REPLY_CHARS", default=60_000)
+# Widget messages per public key, all visitors together (per visitor: SKEIN_WIDGET_RATE_PER_MINUTE).
+SKEIN_WIDGET_KEY_RATE_PER_MINUTE = env.int("SKEIN_WIDGET_KEY_RATE_PER_MINUTE", default=600)
+# API tokens: rotated on logout and password change; optionally they expire (0: never).
+SKEIN_TOKEN_TTL_HOURS = env.float("SKEIN_TOKEN_TTL_HOURS", default=0)
+# "Test connection": attempts per user (and per client address) per minute.
+SKEIN_PROVIDER_TESTS_PER_MINUTE = env.int("SKEIN_PROVIDER_TESTS_PER_MINUTE", default=10)
+
+# Behind a TLS-terminating proxy (the full mode), `manage.py check --deploy` is clean with the
+# defaults below; the proxy must send X-Forwarded-Proto. Set SKEIN_HTTPS=0 to serve plain HTTP.
+SKEIN_HTTPS = env.bool("SKEIN_HTTPS", default=FULL_MODE)
+if SKEIN_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_REDIRECT_EXEMPT = [r"^api/hooks/"]  # webhook senders do not follow redirects of a POST
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)  # the header alone enrols nothing
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+# Content-Security-Policy (django-csp): the editor loads only its own scripts and styles; the
+# widget script runs on other sites, whose own policy applies there, and talks to this origin.
+CONTENT_SECURITY_POLICY = {
+    "EXCLUDE_URL_PREFIXES": ["/api/docs/"],  # Swagger UI's page loads its assets from a CDN
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
 
 # --- Model providers from the environment (issue 7) ------------------------------------------
 # Keys in the environment are read by litellm at call time and never stored in the database:

@@ -1,19 +1,32 @@
+"""The memory inspector's API (DESIGN.md §6): each thread-keyed memory of a thread, as its model
+would see it next; replace, clear, edit a summary; export and import with summaries."""
+
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows.api.threads import thread_or_404
+from workflows import selectors as workflow_selectors
 
 from . import selectors, services, views
-from .runtime import history_key
+from .keys import thread_key
+from .spec import GLOBAL, NAMED, NODE, Summary
+
+
+class StrictTextField(serializers.CharField):
+    """Text that must arrive as a JSON string (DRF's CharField would take 42 and make it "42")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError(f"must be a string, not {type(data).__name__}")
+        return super().to_internal_value(data)
 
 
 class MessageIO(serializers.Serializer):
     role = serializers.ChoiceField(choices=["system", "user", "assistant"])
-    content = serializers.CharField(max_length=100_000, allow_blank=True, trim_whitespace=False)
+    content = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
     token_count = serializers.IntegerField(read_only=True)
 
 
@@ -22,32 +35,57 @@ class MemoryOutput(serializers.Serializer):
     node = serializers.CharField()
     type = serializers.CharField()
     history = serializers.CharField()
+    summarizes = serializers.BooleanField(help_text="whether this memory keeps a running summary")
     summary = serializers.CharField(allow_blank=True)
     summary_through = serializers.IntegerField()
     summarize_next = serializers.BooleanField()
+    tokenizer = serializers.CharField(help_text="whose tokens token_count counts: the consuming model's tokenizer")
     messages = MessageIO(many=True)
     token_count = serializers.IntegerField()
 
 
 class ReplaceInput(serializers.Serializer):
-    messages = MessageIO(many=True)
+    messages = MessageIO(many=True, max_length=100_000)
+
+
+class SummaryEditInput(serializers.Serializer):
+    summary = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
+
+
+class ExportedMessage(MessageIO):
+    seq = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False, help_text="its position when exported")
+
+
+class ExportedSummary(serializers.Serializer):
+    node = serializers.CharField(max_length=100, help_text="the summarizing memory node")
+    text = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
+    through_seq = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text="seq of the last exported message it covers (0: none)")
 
 
 class ExportedHistory(serializers.Serializer):
-    history = serializers.ChoiceField(choices=["global", "node", "named"])
+    history = serializers.ChoiceField(choices=[GLOBAL, NODE, NAMED])
     name = serializers.CharField(allow_blank=True, max_length=100)
-    messages = MessageIO(many=True)
+    messages = ExportedMessage(many=True, max_length=100_000)
+    summaries = ExportedSummary(many=True, required=False, default=list, max_length=100)
+
+    def validate(self, data):
+        seqs = [m["seq"] for m in data["messages"] if "seq" in m]
+        if len(set(seqs)) != len(seqs):
+            raise serializers.ValidationError({"messages": "message seqs must be unique"})
+        return data
 
 
 class MemoryExport(serializers.Serializer):
     thread = serializers.IntegerField(read_only=True)
     workflow = serializers.IntegerField(read_only=True)
-    histories = ExportedHistory(many=True)
+    histories = ExportedHistory(many=True, max_length=1000)
 
 
-def _history(thread, kind, name, create=True):
-    lookup = dict(workflow_id=thread.workflow_id, kind=kind, name=name, key=history_key(key_param="thread", thread_id=thread.pk, run_id=0))
-    return services.history_get_or_create(**lookup) if create else selectors.history_find(**lookup)
+def _thread(request, pk):
+    thread = workflow_selectors.thread_get(owner=request.user, thread_id=pk)
+    if thread is None:
+        raise NotFound("no such thread")
+    return thread
 
 
 class ThreadMemoryView(APIView):
@@ -55,61 +93,108 @@ class ThreadMemoryView(APIView):
 
     @extend_schema(responses={200: MemoryOutput(many=True)})
     def get(self, request, pk: int):
-        thread = thread_or_404(request, pk)
-        return Response([views.memory_view(thread, rn) for rn in views.thread_memory_nodes(thread)])
+        thread = _thread(request, pk)
+        return Response(MemoryOutput([views.memory_view(thread, m) for m in views.thread_memories(thread)], many=True).data)
 
 
 class ThreadMemoryDetailView(APIView):
-    """One memory, by memory node id or named-history name: read, replace (resets its summary), clear."""
+    """One memory, by memory node id or named-history name: read, replace (resets its summary),
+    edit its summary, clear."""
 
     def _memory(self, request, pk, name):
-        thread = thread_or_404(request, pk)
-        rn = views.find_memory(thread, name)
-        if rn is None:
+        thread = _thread(request, pk)
+        memory = views.find_memory(thread, name)
+        if memory is None:
             raise NotFound(f"this thread's workflow has no thread-keyed memory '{name}'")
-        return thread, rn
+        return thread, memory
 
     @extend_schema(responses={200: MemoryOutput})
     def get(self, request, pk: int, name: str):
-        thread, rn = self._memory(request, pk, name)
-        return Response(views.memory_view(thread, rn))
+        thread, memory = self._memory(request, pk, name)
+        return Response(MemoryOutput(views.memory_view(thread, memory)).data)
 
     @extend_schema(request=ReplaceInput, responses={200: MemoryOutput})
     def put(self, request, pk: int, name: str):
-        thread, rn = self._memory(request, pk, name)
+        thread, memory = self._memory(request, pk, name)
         data = ReplaceInput(data=request.data)
         data.is_valid(raise_exception=True)
-        services.history_replace(history=_history(thread, *views.memory_identity(rn)), messages=data.validated_data["messages"])
-        return Response(views.memory_view(thread, rn))
+        history = views.memory_history(thread, memory.spec, create=True)
+        tokenizer = views.consumer_tokenizer(thread, memory.binding)
+        services.history_replace(history=history, messages=data.validated_data["messages"], tokenizers=(tokenizer,))
+        return Response(MemoryOutput(views.memory_view(thread, memory)).data)
+
+    @extend_schema(request=SummaryEditInput, responses={200: MemoryOutput})
+    def patch(self, request, pk: int, name: str):
+        """Edit the memory's running summary text (its tokens are recounted); the messages it
+        covers stay covered."""
+        thread, memory = self._memory(request, pk, name)
+        data = SummaryEditInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        if not isinstance(memory.spec.strategy, Summary):
+            raise ValidationError({"summary": f"memory '{name}' is a {memory.node_type}: it keeps no summary"})
+        services.summary_edit(
+            history=views.memory_history(thread, memory.spec, create=True),
+            memory_node=memory.spec.node,
+            text=data.validated_data["summary"],
+            tokenizer=views.consumer_tokenizer(thread, memory.binding),
+        )
+        return Response(MemoryOutput(views.memory_view(thread, memory)).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int, name: str):
-        thread, rn = self._memory(request, pk, name)
-        services.history_clear(history=_history(thread, *views.memory_identity(rn)))
+        thread, memory = self._memory(request, pk, name)
+        services.history_clear(history=views.memory_history(thread, memory.spec, create=True))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ThreadMemoryExportView(APIView):
+    """Every history of the thread, with each message's seq and the summaries of it."""
+
     @extend_schema(responses={200: MemoryExport})
     def get(self, request, pk: int):
-        thread = thread_or_404(request, pk)
+        thread = _thread(request, pk)
         exported = []
         for history in selectors.thread_histories(workflow_id=thread.workflow_id, thread_id=thread.pk):
-            messages = [{"role": m["role"], "content": m["content"]} for m in selectors.history_all(history=history)]
-            exported.append({"history": history.kind, "name": history.name, "messages": messages})
+            messages = [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in selectors.history_all(history=history)]
+            summaries = []
+            for summary in selectors.history_summaries(history=history):
+                text, through = selectors.summary_state(history=history, summary=summary)
+                if text:
+                    summaries.append({"node": summary.memory_node, "text": text, "through_seq": through})
+            exported.append({"history": history.kind, "name": history.name, "messages": messages, "summaries": summaries})
         return Response({"thread": thread.pk, "workflow": thread.workflow_id, "histories": exported})
 
 
 class ThreadMemoryImportView(APIView):
-    """Replace the thread's histories with those of an export (each listed one; others untouched)."""
+    """Replace the thread's histories with those of an export (each listed one; others untouched),
+    summaries included. Nothing changes unless all of it can be imported."""
 
     @extend_schema(request=MemoryExport, responses={200: MemoryOutput(many=True)})
     def post(self, request, pk: int):
-        thread = thread_or_404(request, pk)
+        thread = _thread(request, pk)
         data = MemoryExport(data=request.data)
         data.is_valid(raise_exception=True)
-        with transaction.atomic():
-            for item in data.validated_data["histories"]:
-                name = "" if item["history"] == "global" else item["name"]
-                services.history_replace(history=_history(thread, item["history"], name), messages=item["messages"])
-        return Response([views.memory_view(thread, rn) for rn in views.thread_memory_nodes(thread)])
+        summarizers = {
+            (m.spec.node, m.spec.history.kind, m.spec.history.name)
+            for m in views.thread_memories(thread)
+            if isinstance(m.spec.strategy, Summary)
+        }
+        items = []
+        for index, item in enumerate(data.validated_data["histories"]):
+            name = {GLOBAL: ""}.get(item["history"], item["name"])
+            for summary in item["summaries"]:
+                if (summary["node"], item["history"], name) not in summarizers:
+                    raise ValidationError(
+                        {"histories": {index: f"summary of '{summary['node']}': this workflow has no summarizing memory of that name on this history"}}
+                    )
+            items.append((item, name))
+        try:
+            with transaction.atomic():
+                for item, name in items:
+                    history = services.history_get_or_create(
+                        workflow_id=thread.workflow_id, kind=item["history"], name=name, key=thread_key(thread.pk)
+                    )
+                    services.history_import(history=history, messages=item["messages"], summaries=item["summaries"])
+        except services.MemoryInputError as exc:
+            raise ValidationError({"histories": str(exc)}) from None
+        return Response(MemoryOutput([views.memory_view(thread, m) for m in views.thread_memories(thread)], many=True).data)

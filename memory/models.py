@@ -1,8 +1,8 @@
 """Memory stores (DESIGN.md §4).
 
 A ``History`` is one list of messages, identified by workflow + kind (global / node / named) +
-name + key (``thread:<id>`` or ``run:<id>``). Its messages carry their token count, counted once
-when written. A ``Summary`` is one summarizing memory node's running summary of a history, with
+name + key (``memory.keys.history_key``). Its messages carry their token counts, one per tokenizer,
+each counted once. A ``Summary`` is one summarizing memory node's running summary of a history, with
 the sequence number of the last message it covers. Nothing here is ever deleted by a strategy.
 """
 
@@ -42,7 +42,9 @@ class HistoryMessage(models.Model):
     seq = models.PositiveIntegerField()
     role = models.CharField(max_length=16)
     content = models.TextField()
-    token_count = models.PositiveIntegerField()
+    # Token counts by tokenizer name ({"o200k": 12, "gguf:SmolLM2-...": 14}): each counted once, when
+    # the message is written or first read by a model with that tokenizer (memory/tokens.py).
+    token_counts = models.JSONField(default=dict)
     run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     node = models.CharField(max_length=100, blank=True)
     created = models.DateTimeField(auto_now_add=True)

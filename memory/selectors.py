@@ -1,10 +1,16 @@
-"""Reads of memory stores. None of these load a whole history: costs follow what a model is sent."""
+"""Reads of memory stores. None of these load a whole history: costs follow what a model is sent.
+
+Rows are dicts with ``seq``, ``role``, ``content`` and ``token_counts`` (by tokenizer name);
+``counted`` adds ``token_count`` for one tokenizer.
+"""
 
 from __future__ import annotations
 
+from .keys import thread_key
 from .models import History, HistoryMessage, Summary
+from .tokens import Tokenizer
 
-FIELDS = ("seq", "role", "content", "token_count")
+FIELDS = ("id", "seq", "role", "content", "token_counts")
 
 
 def history_find(*, workflow_id: int, kind: str, name: str, key: str) -> History | None:
@@ -14,6 +20,20 @@ def history_find(*, workflow_id: int, kind: str, name: str, key: str) -> History
 
 def _live(history: History, after_seq: int = 0):
     return HistoryMessage.objects.filter(history=history, seq__gt=max(after_seq, history.replaced_through))
+
+
+def counted(rows: list[dict], tokenizer: Tokenizer) -> list[dict]:
+    """Give each row its ``token_count`` for ``tokenizer``; rows that had none for it are counted
+    now and listed in the result, for the caller to store (``services.token_counts_store``)."""
+    missing = []
+    for row in rows:
+        count = row["token_counts"].get(tokenizer.name)
+        if count is None:
+            count = tokenizer.count_message(row["role"], row["content"])
+            row["token_counts"] = {**row["token_counts"], tokenizer.name: count}
+            missing.append(row)
+        row["token_count"] = count
+    return missing
 
 
 def history_all(*, history: History, after_seq: int = 0) -> list[dict]:
@@ -26,9 +46,13 @@ def history_newest(*, history: History, count: int) -> list[dict]:
     return rows
 
 
-def history_newest_within(*, history: History, max_tokens: int, max_messages: int | None = None, batch: int = 64) -> list[dict]:
-    """The newest messages whose stored token counts fit ``max_tokens`` (and ``max_messages``)."""
+def history_newest_within(
+    *, history: History, max_tokens: int, tokenizer: Tokenizer, max_messages: int | None = None, batch: int = 64
+) -> tuple[list[dict], list[dict]]:
+    """The newest messages whose token counts fit ``max_tokens`` (and ``max_messages``), and the
+    rows among them that had no count for ``tokenizer`` yet."""
     kept: list[dict] = []
+    missing: list[dict] = []
     total = 0
     before = None
     while True:
@@ -37,14 +61,15 @@ def history_newest_within(*, history: History, max_tokens: int, max_messages: in
             query = query.filter(seq__lt=before)
         rows = list(query.values(*FIELDS)[:batch])
         for row in rows:
+            missing += counted([row], tokenizer)
             if total + row["token_count"] > max_tokens or (max_messages is not None and len(kept) >= max_messages):
                 kept.reverse()
-                return kept
+                return kept, missing
             total += row["token_count"]
             kept.append(row)
         if len(rows) < batch:
             kept.reverse()
-            return kept
+            return kept, missing
         before = rows[-1]["seq"]
         batch = min(batch * 2, 1024)
 
@@ -53,5 +78,21 @@ def summary_for(*, history: History, memory_node: str) -> Summary | None:
     return Summary.objects.filter(history=history, memory_node=memory_node).first()
 
 
+def summary_state(*, history: History | None, summary: Summary | None) -> tuple[str, int]:
+    """(text, last seq it covers) of a memory's running summary of ``history``.
+
+    A replacement of the history leaves no summary: it starts again, empty, from the replacement
+    (``history_replace`` resets every summary; a memory whose first summary is still to come has
+    no row yet). This is the one rule both readers and ``summary_save`` apply."""
+    floor = history.replaced_through if history is not None else 0
+    if summary is None or summary.covers_through < floor:
+        return "", floor
+    return summary.text, summary.covers_through
+
+
 def thread_histories(*, workflow_id: int, thread_id: int) -> list[History]:
-    return list(History.objects.filter(workflow_id=workflow_id, key=f"thread:{thread_id}").order_by("kind", "name"))
+    return list(History.objects.filter(workflow_id=workflow_id, key=thread_key(thread_id)).order_by("kind", "name"))
+
+
+def history_summaries(*, history: History) -> list[Summary]:
+    return list(Summary.objects.filter(history=history).order_by("memory_node"))

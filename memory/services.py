@@ -1,5 +1,5 @@
 """Writes to memory stores. Appends and replacements take a row lock on the history, so two
-writers never allocate the same sequence number; nothing is ever deleted."""
+writers never allocate the same sequence number; nothing is ever deleted by a strategy."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ from django.db import transaction
 
 from workflows.text import storable
 
+from . import selectors
 from .models import History, HistoryMessage, Summarization, Summary
-from .tokens import count_message, count_text
+from .tokens import Tokenizer, default_tokenizer
+
+
+class MemoryInputError(ValueError):
+    """Input that cannot be stored as asked (an import's summary covering messages it lacks...)."""
 
 
 def history_get_or_create(*, workflow_id: int, kind: str, name: str, key: str) -> History:
@@ -16,7 +21,11 @@ def history_get_or_create(*, workflow_id: int, kind: str, name: str, key: str) -
     return history
 
 
-def history_append(*, history: History, messages: list[dict], run_id: int | None = None, node: str = "") -> list[HistoryMessage]:
+def history_append(
+    *, history: History, messages: list[dict], run_id: int | None = None, node: str = "", tokenizers: tuple[Tokenizer, ...] = ()
+) -> list[HistoryMessage]:
+    """Append messages, counted with ``tokenizers`` (the models known to read this history; others
+    count them when they first read them)."""
     if not messages:
         return []
     with transaction.atomic():
@@ -25,15 +34,11 @@ def history_append(*, history: History, messages: list[dict], run_id: int | None
         rows = []
         for message in messages:
             seq += 1
+            content = storable(message["content"])
+            counts = {t.name: t.count_message(message["role"], content) for t in tokenizers}
             rows.append(
                 HistoryMessage(
-                    history=locked,
-                    seq=seq,
-                    role=message["role"],
-                    content=storable(message["content"]),
-                    token_count=message.get("token_count") or count_message(message["role"], message["content"]),
-                    run_id=run_id,
-                    node=node,
+                    history=locked, seq=seq, role=message["role"], content=content, token_counts=counts, run_id=run_id, node=node
                 )
             )
         HistoryMessage.objects.bulk_create(rows)
@@ -42,33 +47,90 @@ def history_append(*, history: History, messages: list[dict], run_id: int | None
     return rows
 
 
-def history_replace(*, history: History, messages: list[dict], run_id: int | None = None, node: str = "") -> None:
+def token_counts_store(*, rows: list[dict]) -> None:
+    """Store counts that a read had to take (rows from ``selectors.counted``): once per tokenizer."""
+    if rows:
+        HistoryMessage.objects.bulk_update(
+            [HistoryMessage(id=row["id"], token_counts=row["token_counts"]) for row in rows], ["token_counts"]
+        )
+
+
+def history_replace(
+    *, history: History, messages: list[dict], run_id: int | None = None, node: str = "", tokenizers: tuple[Tokenizer, ...] = ()
+) -> list[HistoryMessage]:
     """Replace what the history holds. Old messages stay stored but leave the history; every
-    summary of it is reset, since it described the old messages."""
+    summary of it starts again from the replacement (it described the old messages), and the next
+    summary is saved and extended like any other."""
     with transaction.atomic():
         locked = History.objects.select_for_update().get(pk=history.pk)
         History.objects.filter(pk=locked.pk).update(replaced_through=locked.last_seq)
         Summary.objects.filter(history=locked).update(text="", token_count=0, covers_through=locked.last_seq)
         history.replaced_through = locked.last_seq
         history.last_seq = locked.last_seq
-        history_append(history=history, messages=messages, run_id=run_id, node=node)
+        return history_append(history=history, messages=messages, run_id=run_id, node=node, tokenizers=tokenizers)
 
 
 def history_clear(*, history: History) -> None:
     history_replace(history=history, messages=[])
 
 
-def summary_save(*, history: History, memory_node: str, text: str, previous_through: int, through_seq: int) -> bool:
-    """Store a new summary, unless another writer moved the summary on meanwhile (then False)."""
+def summary_save(
+    *, history: History, memory_node: str, text: str, previous_through: int, through_seq: int, tokenizer: Tokenizer | None = None
+) -> bool:
+    """Store a new summary, unless the summary moved on meanwhile (another writer, or a
+    replacement of the history): then False and nothing changes."""
     with transaction.atomic():
-        summary, _ = Summary.objects.select_for_update().get_or_create(history=history, memory_node=memory_node)
-        if summary.covers_through != previous_through:
+        locked = History.objects.select_for_update().get(pk=history.pk)
+        summary = Summary.objects.select_for_update().filter(history=locked, memory_node=memory_node).first()
+        _, current_through = selectors.summary_state(history=locked, summary=summary)
+        if current_through != previous_through or through_seq <= current_through:
             return False
+        if summary is None:
+            summary = Summary(history=locked, memory_node=memory_node)
         summary.text = text
         summary.covers_through = through_seq
-        summary.token_count = count_text(text)
+        summary.token_count = (tokenizer or default_tokenizer()).count_text(text)
         summary.save()
     return True
+
+
+def summary_edit(*, history: History, memory_node: str, text: str, tokenizer: Tokenizer | None = None) -> Summary:
+    """An owner's edit of a running summary's text: the messages it covers stay covered (a memory
+    with no summary yet gets one covering nothing, which the next summarization extends)."""
+    with transaction.atomic():
+        locked = History.objects.select_for_update().get(pk=history.pk)
+        summary = Summary.objects.select_for_update().filter(history=locked, memory_node=memory_node).first()
+        _, through = selectors.summary_state(history=locked, summary=summary)
+        if summary is None:
+            summary = Summary(history=locked, memory_node=memory_node)
+        summary.text = storable(text)
+        summary.covers_through = through
+        summary.token_count = (tokenizer or default_tokenizer()).count_text(summary.text)
+        summary.save()
+    return summary
+
+
+def history_import(*, history: History, messages: list[dict], summaries: list[dict]) -> None:
+    """Replace the history with exported ``messages`` (each with the ``seq`` it had) and restore
+    the ``summaries`` of it (``{node, text, through_seq}``, ``through_seq`` one of the messages'
+    seqs). Raises ``MemoryInputError`` before changing anything if a summary refers to a message
+    the import does not hold."""
+    seqs = [m.get("seq") for m in messages]
+    positions = {seq: index for index, seq in enumerate(seqs) if seq is not None}
+    for summary in summaries:
+        if summary["through_seq"] and summary["through_seq"] not in positions:
+            raise MemoryInputError(
+                f"summary of '{summary['node']}' covers through message {summary['through_seq']}, which is not in the import"
+            )
+    with transaction.atomic():
+        rows = history_replace(history=history, messages=messages)
+        for summary in summaries:
+            through = rows[positions[summary["through_seq"]]].seq if summary["through_seq"] else history.replaced_through
+            Summary.objects.update_or_create(
+                history=history,
+                memory_node=summary["node"],
+                defaults={"text": storable(summary["text"]), "covers_through": through, "token_count": default_tokenizer().count_text(summary["text"])},
+            )
 
 
 def summarization_record(**fields) -> Summarization:

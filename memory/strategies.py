@@ -1,14 +1,21 @@
 """What each memory strategy sends a model (DESIGN.md §4): seed messages, then the summary (if
 any), then the kept history. Strategies read through selectors and never load more of a history
-than they send (summaries aside, which read what they fold in)."""
+than they send (summaries aside, which read what they fold in).
+
+``plan`` decides, as a value; ``memory.runtime`` performs it (summarizes, stores counts).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from . import selectors
+from .spec import Buffer, MemorySpec, Summary, Window
+from .tokens import Tokenizer
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+# A window with no limit set at all keeps this many messages (DESIGN.md §4).
+DEFAULT_WINDOW_MESSAGES = 20
 
 
 @dataclass
@@ -19,45 +26,50 @@ class Plan:
     summary: str = ""
     summary_through: int = 0
     to_summarize: list[dict] = field(default_factory=list)
+    # Rows counted for the first time with this tokenizer: the runtime stores their counts.
+    counted: list[dict] = field(default_factory=list)
 
 
-def plan(memory_type: str, params, history, memory_node: str) -> Plan:
+def plan(spec: MemorySpec, history, tokenizer: Tokenizer) -> Plan:
     if history is None:
         return Plan(kept=[])
-    if memory_type == "memory.window":
-        return _window(params, history)
-    if memory_type == "memory.summary":
-        return _summary(params, history, memory_node)
-    return Plan(kept=selectors.history_all(history=history))
+    strategy = spec.strategy
+    if isinstance(strategy, Window):
+        return _window(strategy, history, tokenizer)
+    if isinstance(strategy, Summary):
+        return _summary(strategy, history, spec.node, tokenizer)
+    assert isinstance(strategy, Buffer), strategy
+    kept = selectors.history_all(history=history)
+    return Plan(kept=kept, counted=selectors.counted(kept, tokenizer))
 
 
-def _window(params, history) -> Plan:
-    if params.max_tokens is not None:
-        kept = selectors.history_newest_within(
-            history=history, max_tokens=params.max_tokens, max_messages=params.max_messages
+def _window(window: Window, history, tokenizer: Tokenizer) -> Plan:
+    if window.max_tokens is not None:
+        kept, counted = selectors.history_newest_within(
+            history=history, max_tokens=window.max_tokens, max_messages=window.max_messages, tokenizer=tokenizer
         )
-    else:
-        kept = selectors.history_newest(history=history, count=params.max_messages)
-    return Plan(kept=kept)
+        return Plan(kept=kept, counted=counted)
+    kept = selectors.history_newest(history=history, count=window.max_messages or DEFAULT_WINDOW_MESSAGES)
+    return Plan(kept=kept, counted=selectors.counted(kept, tokenizer))
 
 
-def _summary(params, history, memory_node: str) -> Plan:
-    summary = selectors.summary_for(history=history, memory_node=memory_node)
-    through = max(summary.covers_through if summary else 0, history.replaced_through)
-    text = summary.text if summary and summary.covers_through >= history.replaced_through else ""
+def _summary(strategy: Summary, history, memory_node: str, tokenizer: Tokenizer) -> Plan:
+    text, through = selectors.summary_state(history=history, summary=selectors.summary_for(history=history, memory_node=memory_node))
     # What the summary does not cover yet stays small: at most the threshold, unless summaries fail.
     pending = selectors.history_all(history=history, after_seq=through)
-    due = (params.max_messages is not None and len(pending) >= params.max_messages) or (
-        params.max_tokens is not None and sum(m["token_count"] for m in pending) >= params.max_tokens
+    counted = selectors.counted(pending, tokenizer)
+    due = (strategy.max_messages is not None and len(pending) >= strategy.max_messages) or (
+        strategy.max_tokens is not None and sum(m["token_count"] for m in pending) >= strategy.max_tokens
     )
-    if not due or len(pending) <= params.keep_last:
-        return Plan(kept=pending, summary=text, summary_through=through)
-    split = len(pending) - params.keep_last
-    return Plan(kept=pending[split:], summary=text, summary_through=through, to_summarize=pending[:split])
+    if not due or len(pending) <= strategy.keep_last:
+        return Plan(kept=pending, summary=text, summary_through=through, counted=counted)
+    split = len(pending) - strategy.keep_last
+    return Plan(kept=pending[split:], summary=text, summary_through=through, to_summarize=pending[:split], counted=counted)
 
 
-def context_messages(seed_messages, summary: str, kept: list[dict]) -> list[dict]:
-    messages = [{"role": m.role, "content": m.content} for m in seed_messages]
+def context_messages(seeds, summary: str, kept: list[dict]) -> list[dict]:
+    """What the memory contributes, in order: seeds, the summary (as one system message), the kept history."""
+    messages = [{"role": m["role"], "content": m["content"]} for m in seeds]
     if summary:
         messages.append({"role": "system", "content": SUMMARY_PREFIX + summary})
     messages.extend({"role": m["role"], "content": m["content"]} for m in kept)

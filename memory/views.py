@@ -2,66 +2,99 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from workflows.engine.graph import Graph
+from workflows.engine.services import MemoryBinding
 from workflows.engine.validation import analyze
 
-from . import selectors, strategies
-from .runtime import history_key
-from .tokens import count_message
+from . import selectors, services, strategies
+from .keys import thread_key
+from .spec import NAMED, THREAD, MemorySpec, Summary
+from .tokens import Tokenizer, tokenizer_for
 
-MEMORY_TYPES = ("memory.buffer", "memory.window", "memory.summary")
+
+@dataclass(frozen=True)
+class ThreadMemory:
+    binding: MemoryBinding
+    node_type: str  # the memory node's type, as the editor names it
+
+    @property
+    def spec(self) -> MemorySpec:
+        return self.binding.spec
 
 
-def thread_memory_nodes(thread) -> list:
-    """The memory nodes of the graph this thread last ran (else the draft), thread-keyed ones only."""
+def thread_memories(thread) -> list[ThreadMemory]:
+    """The thread-keyed memories of the graph this thread last ran (else the draft), each bound to
+    its first consumer."""
     last_run = thread.runs.select_related("version").order_by("-id").first()
     graph = last_run.version.graph if last_run else thread.workflow.graph
     analysis = analyze(Graph.parse(graph))
-    return [
-        rn
-        for _, rn in sorted(analysis.nodes.items())
-        if rn.node_type.type in MEMORY_TYPES and rn.params.key == "thread"
-    ]
+    memories = []
+    for node_id, rn in sorted(analysis.nodes.items()):
+        binding = analysis.memory_binding(node_id)
+        if binding.spec is not None and binding.spec.scope == THREAD:
+            memories.append(ThreadMemory(binding=binding, node_type=rn.node_type.type))
+    return memories
 
 
-def memory_identity(rn) -> tuple[str, str]:
-    kind = rn.params.history
-    return kind, {"global": "", "node": rn.node_id}.get(kind, rn.params.name)
+def memory_name(spec: MemorySpec) -> str:
+    """How the API names a memory: its named history's name, else its node id."""
+    return spec.history.name if spec.history.kind == NAMED else spec.node
 
 
-def memory_view(thread, rn) -> dict:
-    kind, name = memory_identity(rn)
-    history = selectors.history_find(
-        workflow_id=thread.workflow_id, kind=kind, name=name, key=history_key(key_param="thread", thread_id=thread.pk, run_id=0)
-    )
-    plan = strategies.plan(rn.node_type.type, rn.params, history, rn.node_id)
-    messages = [{"role": m.role, "content": m.content, "token_count": count_message(m.role, m.content)} for m in rn.params.seed_messages]
+def find_memory(thread, name: str) -> ThreadMemory | None:
+    """A memory by its node id, or the first one serving the named history ``name``."""
+    memories = thread_memories(thread)
+    for memory in memories:
+        if memory.spec.node == name:
+            return memory
+    for memory in memories:
+        if memory.spec.history.kind == NAMED and memory.spec.history.name == name:
+            return memory
+    return None
+
+
+def memory_history(thread, spec: MemorySpec, *, create: bool = False):
+    lookup = dict(workflow_id=thread.workflow_id, kind=spec.history.kind, name=spec.history.name, key=thread_key(thread.pk))
+    return services.history_get_or_create(**lookup) if create else selectors.history_find(**lookup)
+
+
+def consumer_tokenizer(thread, binding: MemoryBinding) -> Tokenizer:
+    from workflows.models import Provider
+
+    ref = binding.consumer_model
+    if ref is None:
+        return tokenizer_for(None)
+    kind = None
+    if ref.provider is not None:
+        kind = Provider.objects.filter(pk=ref.provider, owner_id=thread.owner_id).values_list("kind", flat=True).first()
+    return tokenizer_for(ref.model, kind)
+
+
+def memory_view(thread, memory: ThreadMemory) -> dict:
+    spec = memory.spec
+    tokenizer = consumer_tokenizer(thread, memory.binding)
+    history = memory_history(thread, spec)
+    plan = strategies.plan(spec, history, tokenizer)
+    services.token_counts_store(rows=plan.counted)
+    messages = [{**m, "token_count": tokenizer.count_message(m["role"], m["content"])} for m in spec.seeds]
     if plan.summary:
         text = strategies.SUMMARY_PREFIX + plan.summary
-        messages.append({"role": "system", "content": text, "token_count": count_message("system", text)})
+        messages.append({"role": "system", "content": text, "token_count": tokenizer.count_message("system", text)})
     # A due summarization happens when the model is next called; until then all of it would be sent.
     kept = plan.to_summarize + plan.kept
     messages += [{"role": m["role"], "content": m["content"], "token_count": m["token_count"]} for m in kept]
     return {
-        "name": name if kind == "named" else rn.node_id,
-        "node": rn.node_id,
-        "type": rn.node_type.type,
-        "history": kind,
+        "name": memory_name(spec),
+        "node": spec.node,
+        "type": memory.node_type,
+        "history": spec.history.kind,
+        "summarizes": isinstance(spec.strategy, Summary),
         "summary": plan.summary,
         "summary_through": plan.summary_through,
         "summarize_next": bool(plan.to_summarize),
+        "tokenizer": tokenizer.name,
         "messages": messages,
         "token_count": sum(m["token_count"] for m in messages),
     }
-
-
-def find_memory(thread, name: str):
-    """A memory node by its id, or the first one serving the named history ``name``."""
-    nodes = thread_memory_nodes(thread)
-    for rn in nodes:
-        if rn.node_id == name:
-            return rn
-    for rn in nodes:
-        if rn.params.history == "named" and rn.params.name == name:
-            return rn
-    return None

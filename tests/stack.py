@@ -27,6 +27,9 @@ def free_port() -> int:
 
 
 def full_mode_env(database_name: str, redis_url: str, **extra: str) -> dict:
+    """The environment of a Skein process on the test database: the full mode when ``redis_url``
+    is set (then with the settings it refuses to start without), else the embedded mode."""
+    from django.conf import settings as django_settings
     from django.db import connection
 
     settings = connection.settings_dict
@@ -41,6 +44,15 @@ def full_mode_env(database_name: str, redis_url: str, **extra: str) -> dict:
         "SKEIN_NAMESPACE": TEST_NAMESPACE,
         "PYTHONUNBUFFERED": "1",
     }
+    if redis_url:
+        env.update(
+            # A key of its own (the full mode refuses the development one); the provider keys the
+            # test process stored are encrypted under its key, so the processes get that one.
+            SECRET_KEY=f"skein-tests-full-mode-{os.getpid()}-not-a-secret-0123456789abcdef",
+            SKEIN_ENCRYPTION_KEY=django_settings.SKEIN_ENCRYPTION_KEY or f"skein:{django_settings.SECRET_KEY}",
+            SKEIN_HTTPS="0",  # plain HTTP on loopback: no TLS proxy in front
+            SKEIN_PROVIDER_ALLOWED_HOSTS="127.0.0.1",  # the fake model server (tests/fakellm.py)
+        )
     env.update({k: str(v) for k, v in extra.items()})
     return env
 
@@ -116,6 +128,15 @@ def start_daphne(env: dict, log_dir: Path) -> tuple[Process, str]:
     wait_for(lambda: up() or not web.alive(), timeout=90, interval=0.2, what="daphne to start", diagnostics=web.output)
     assert web.alive(), web.output()
     return web, base
+
+
+def log_in_over_http(base: str, username: str, password: str) -> str:
+    """A session cookie minted by the server at ``base`` itself (its SECRET_KEY signs sessions)."""
+    with httpx.Client(base_url=base, timeout=30) as client:
+        csrf = client.get("/api/auth/csrf/").json()["csrftoken"]
+        response = client.post("/api/auth/login/", json={"username": username, "password": password}, headers={"X-CSRFToken": csrf, "Referer": base + "/"})
+        assert response.status_code == 200, response.text
+        return f"sessionid={client.cookies['sessionid']}"
 
 
 @contextmanager

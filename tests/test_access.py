@@ -46,7 +46,8 @@ def full_graph(provider_id: int, *, require_signature: bool = False, model: str 
             node("go", "trigger.manual"),
             node("tick", "trigger.schedule", cron="0 3 * * *", timezone="UTC", input="nightly"),
             node("agent", "llm", 200, 0, model=model, provider=provider_id, system_prompt="You are alice's bot."),
-            node("mem", "memory.buffer", 200, 200),
+            # a summarizing memory (whose threshold no test reaches), so its summary can be edited
+            node("mem", "memory.summary", 200, 200, max_messages=1000, keep_last=6),
             node("out", "output", 400, 0),
         ],
         "edges": [
@@ -171,9 +172,10 @@ CASES = [
          lambda w: {"histories": [{"history": "global", "name": "", "messages": FORGED}]}),
     Case("GET", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/")),
     Case("PUT", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), lambda w: {"messages": FORGED}),
+    Case("PATCH", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), lambda w: {"summary": "forged by mallory"}),
     Case("DELETE", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), owner=204),
     Case("GET", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/"),
-    Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1"}),
+    Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1", "api_key": "sk-new"}),
     Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
     Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
     # conversation tests (DESIGN.md §9)
@@ -208,6 +210,7 @@ PUBLIC = {
     ("POST", "/api/auth/login/"): "logging in",
     ("POST", "/api/auth/logout/"): "the caller's own session",
     ("GET", "/api/auth/me/"): "the caller's own account",
+    ("POST", "/api/auth/password/"): "the caller's own account (anonymous: 401/403): test_password_change_*",
     ("GET", "/api/auth/csrf/"): "a CSRF token",
     ("GET", "/api/node-types/"): "the node registry, the same for everyone",
     ("POST", "/api/providers/test/"): "tests the settings in the body; reads nothing stored",

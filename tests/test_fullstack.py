@@ -17,6 +17,8 @@ from tests.graphs import chat_graph
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
+SUMMARY_BOUND_S = 5
+
 
 @pytest.fixture(scope="module")
 def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, django_db_blocker):
@@ -26,7 +28,8 @@ def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, dj
 
     with django_db_blocker.unblock():
         name = connection.settings_dict["NAME"]
-    with full_stack(name, require_redis, tmp_path_factory.mktemp("fullstack"), concurrency=16) as running:
+    # A short summarization bound, so hung summarizers are given up within the test's patience.
+    with full_stack(name, require_redis, tmp_path_factory.mktemp("fullstack"), concurrency=16, SKEIN_SUMMARY_TIMEOUT_S=SUMMARY_BOUND_S) as running:
         yield running
 
 
@@ -231,3 +234,43 @@ def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fa
     refused = client.post(f"/api/workflows/{workflow['id']}/publish/")
     assert refused.status_code == 400 and [f["name"] for f in refused.json()["failures"]] == ["speaks french"], refused.text
     assert client.get(f"/api/workflows/{workflow['id']}/").json()["published_version"] is None
+def test_ten_hung_summarizations_never_delay_a_healthy_one_on_the_worker(client, remote_chatbot, fake_llm):
+    """Ten workflows whose summarizer hangs, beside one whose summarizer answers, all on one worker:
+    the healthy one summarizes at once; the hung ones fall back at the bound, and no request
+    reaches their provider after it (no retry of an abandoned call)."""
+    import time
+
+    from memory.models import Summarization
+    from tests.stack import wait_for
+
+    def respond(request):
+        if request.model == "hung-model":
+            return Reply(text="too late", delay=3 * SUMMARY_BOUND_S)
+        if request.model == "cheap-model":
+            return Reply(text="SUMMARY")
+        return Reply(text=f"echo: {request.last_user}")
+
+    fake_llm.responder = respond
+    memory = {"type": "memory.summary", "max_messages": 2, "keep_last": 0, "llm_source": "external"}
+    hung = [remote_chatbot(memory=dict(memory), summarizer={"model": "hung-model"}) for _ in range(10)]
+    healthy = remote_chatbot(memory=dict(memory), summarizer={"model": "cheap-model"})
+    threads = {w["id"]: client.post(f"/api/workflows/{w['id']}/chat/", json={"message": "m1"}).json()["thread"] for w in [*hung, healthy]}
+
+    def second_turn(workflow):
+        return client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "m2", "thread": threads[workflow["id"]]}).json()
+
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        started = time.monotonic()
+        pending = [pool.submit(second_turn, w) for w in hung]
+        wait_for(lambda: len(fake_llm.requests_for("hung-model")) == 10, timeout=60, what="ten hung summarizations")
+        quick = second_turn(healthy)
+        hung_turns = [f.result(timeout=120) for f in pending]
+    assert quick["warnings"] == [] and quick["reply"] == "echo: m2"
+    assert Summarization.objects.filter(status="ok", model="cheap-model").count() == 1
+    for turn in hung_turns:
+        assert turn["status"] == "succeeded" and turn["reply"] == "echo: m2"
+        assert f"did not answer within {SUMMARY_BOUND_S}s" in turn["warnings"][0]["message"]
+    # A retry would come after an attempt's timeout plus a backoff: wait past that, then count.
+    while time.monotonic() < started + SUMMARY_BOUND_S + 3:
+        time.sleep(0.2)
+    assert len(fake_llm.requests_for("hung-model")) == 10

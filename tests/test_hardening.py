@@ -48,7 +48,9 @@ def test_validation_never_crashes_and_keys_every_issue(graph):
         assert found["node"] is None or isinstance(found["node"], str)
 
 
-@pytest.mark.django_db
+# transaction=True: the turns run for real (after their commit), as in the app, so a chat waits
+# for its own run to end rather than for a commit that never comes.
+@pytest.mark.django_db(transaction=True)
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(graph=graphs)
 def test_broken_graphs_through_the_api_are_4xx_or_saved_drafts(api, graph):
@@ -122,3 +124,35 @@ def test_provider_keys_appear_in_no_answer_and_no_log(api, make_workflow, fake_l
     for answer in answers:
         assert secret.encode() not in answer
     assert secret not in caplog.text
+
+
+# --- deep nesting and oversized graphs (issue 14, items 8 and 9) ----------------------------------
+def _nested(depth: int, opener: str) -> str:
+    closer = {"[": "]", "{": "}"}[opener]
+    inner = '{"a": ' * depth + "1" + "}" * depth if opener == "{" else opener * depth + closer * depth
+    return '{"name": "n", "message": "m", "username": "u", "password": "p", "graph": ' + inner + "}"
+
+
+@pytest.mark.django_db
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(depth=st.integers(min_value=65, max_value=20_000), opener=st.sampled_from(["[", "{"]))
+def test_deeply_nested_bodies_are_a_400_never_a_500(api, chatbot, depth, opener):
+    cache.clear()
+    body = _nested(depth, opener)
+    for client, path in ((APIClient(), "/api/auth/token/"), (APIClient(), "/api/auth/login/"), (api, "/api/workflows/"),
+                         (api, f"/api/workflows/{chatbot['id']}/chat/"), (api, "/api/providers/")):
+        response = client.generic("POST", path, body, content_type="application/json")
+        assert response.status_code == 400 and "nested deeper" in response.json()["detail"], (path, response.status_code)
+
+
+@pytest.mark.django_db
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(extra=st.integers(min_value=1, max_value=3000), what=st.sampled_from(["nodes", "edges"]))
+def test_oversized_graphs_are_a_400(api, extra, what):
+    from django.conf import settings as django_settings
+
+    cap = django_settings.SKEIN_MAX_GRAPH_NODES if what == "nodes" else django_settings.SKEIN_MAX_GRAPH_EDGES
+    items = [{"id": f"n{i}", "type": "output"} if what == "nodes" else {"source": "a", "target": "b"} for i in range(cap + extra)]
+    graph = {"nodes": items if what == "nodes" else [], "edges": items if what == "edges" else []}
+    response = api.post("/api/workflows/", {"name": "big", "graph": graph}, format="json")
+    assert response.status_code == 400 and f"at most {cap} {what}" in str(response.json())

@@ -8,6 +8,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from tests.fakellm import Reply
+from tests.graphs import chat_graph
 from tests.realtime_fixtures import communicator, is_type, published, receive_until, session_cookie, tokens_of  # noqa: F401
 
 realtime = pytest.mark.django_db(transaction=True)
@@ -186,3 +187,23 @@ def test_openapi_documents_the_stream_and_the_widget(api):
     assert "llm.token" in stream["responses"]["200"]["description"]
     assert "/api/workflows/{id}/widget/" in schema["paths"]
     assert "/api/widget/{public_key}/" in schema["paths"]
+
+
+@realtime
+def test_sse_says_when_a_summary_is_being_made(api, make_workflow, provider, fake_llm):
+    from tests.test_memory import summary_responder
+
+    fake_llm.responder = summary_responder
+    graph = chat_graph(
+        provider.pk,
+        memory={"type": "memory.summary", "max_messages": 2, "keep_last": 0, "llm_source": "external"},
+        summarizer={"model": "cheap-model", "provider": provider.pk},
+    )
+    workflow = make_workflow(graph)
+    _, first = sse_post(api, f"/api/workflows/{workflow['id']}/chat/stream/", {"message": "one"})
+    thread = first[0]["data"]["thread"]
+    _, events = sse_post(api, f"/api/workflows/{workflow['id']}/chat/stream/", {"message": "two", "thread": thread})
+    types = [e["type"] for e in events]
+    assert types.index("memory.summarizing") < types.index("memory.summarized") < types.index("llm.token")
+    summarizing = events[types.index("memory.summarizing")]["data"]
+    assert summarizing == {"run": events[0]["data"]["run"], "node": "mem", "summarizer": "summarizer", "messages": 2}

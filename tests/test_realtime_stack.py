@@ -18,8 +18,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from tests.fakellm import Reply
-from tests.realtime_fixtures import SITE, published, session_cookie  # noqa: F401
-from tests.stack import full_stack
+from tests.realtime_fixtures import SITE, published  # noqa: F401
+from tests.stack import full_stack, log_in_over_http
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -128,7 +128,7 @@ def test_owner_socket_and_sse_through_the_stack(stack, published, fake_llm, user
         thread = events[0]["data"]["thread"]
 
         # the owner's socket on that thread sees the next turn, node outputs included
-        headers = {"Cookie": session_cookie(user)}
+        headers = {"Cookie": log_in_over_http(stack["base"], "alice", "alice-password")}
         with connect(f"{stack['ws']}/ws/threads/{thread}/", additional_headers=headers, open_timeout=30) as ws:
             reply = http.post(
                 f"/api/workflows/{workflow_id}/chat/", json={"message": "again", "thread": thread}, headers={"Authorization": f"Token {token}"}

@@ -113,8 +113,10 @@ def test_signatures_and_replays(published, provider):
     assert tampered.status_code == 401
     good = post(url, body, **{TIMESTAMP_HEADER: now, SIGNATURE_HEADER: sign(secret, now, body)})
     assert good.status_code == 202
+    # the same signed request again (a retry, or a replay) runs nothing: it gets the first run
     replay = post(url, body, **{TIMESTAMP_HEADER: now, SIGNATURE_HEADER: sign(secret, now, body)})
-    assert replay.status_code == 409
+    assert replay.status_code == 202 and replay.json()["run"] == good.json()["run"]
+    assert replay.headers["Idempotent-Replayed"] == "true"
     assert Run.objects.count() == 1
 
 

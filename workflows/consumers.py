@@ -21,6 +21,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from . import events, selectors, widget
+from .clientaddr import scope_client
+from .text import BadJSON, parse_json
 
 logger = logging.getLogger("skein.realtime")
 
@@ -35,6 +37,25 @@ def _header(scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
+
+
+class AllowedHostsOnly:
+    """ASGI middleware for sockets: a Host header outside ALLOWED_HOSTS is refused at the handshake
+    (Django checks it for HTTP; without this a rebinding DNS name could reach the sockets)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        from django.http.request import split_domain_port, validate_host
+
+        if scope["type"] == "websocket":
+            domain, _port = split_domain_port(_header(scope, b"host") or "")
+            if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+                await receive()  # websocket.connect
+                await send({"type": "websocket.close", "code": CLOSE_FORBIDDEN_ORIGIN})
+                return
+        return await self.app(scope, receive, send)
 
 
 def same_origin(scope) -> bool:
@@ -57,7 +78,22 @@ def same_origin(scope) -> bool:
     return normalized.split("://", 1)[1] == host.lower() or normalized in trusted
 
 
-class OwnerConsumer(AsyncJsonWebsocketConsumer):
+class BoundedJsonConsumer(AsyncJsonWebsocketConsumer):
+    """Client frames are parsed like API bodies: bounded nesting, no NUL (``workflows.text``)."""
+
+    @classmethod
+    async def decode_json(cls, text_data):
+        try:
+            return parse_json(text_data)
+        except BadJSON as exc:
+            return RefusedFrame(str(exc))
+
+
+class RefusedFrame(str):
+    """A client frame that was not accepted: the consumer answers with an error."""
+
+
+class OwnerConsumer(BoundedJsonConsumer):
     """The owner's view of a thread or a run: every event, as published (session auth)."""
 
     def subscription(self, user, object_id) -> str | None:
@@ -106,7 +142,7 @@ class RunConsumer(OwnerConsumer):
         return events.run_group(object_id) if selectors.run_get(owner=user, run_id=object_id) else None
 
 
-class WidgetConsumer(AsyncJsonWebsocketConsumer):
+class WidgetConsumer(BoundedJsonConsumer):
     """The widget's chat. Client messages:
 
     - ``{"type": "message", "text": ..., "thread": <token>|null, "client_id": <string>}``
@@ -139,7 +175,7 @@ class WidgetConsumer(AsyncJsonWebsocketConsumer):
         if self.workflow.published_version_id is None:
             await self.close(code=CLOSE_NOT_PUBLISHED)
             return
-        self.client = (self.scope.get("client") or ["unknown"])[0]
+        self.client = scope_client(self.scope)
         await self.accept()
         await self.send_json({"type": "ready", "data": widget.widget_config(workflow=self.workflow)})
 
@@ -151,6 +187,9 @@ class WidgetConsumer(AsyncJsonWebsocketConsumer):
 
     # --- from the client ------------------------------------------------------------------------
     async def receive_json(self, content, **kwargs):
+        if isinstance(content, RefusedFrame):
+            await self._error("bad_request", f"{content}.")
+            return
         if not isinstance(content, dict):
             await self._error("bad_request", "Send JSON objects.")
             return
@@ -273,4 +312,8 @@ def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
         return {"type": kind, "data": {"run": run, "reply": data.get("reply", "")}}
     if kind == events.RUN_FAILED:
         return {"type": kind, "data": {"run": run, "error": "Sorry, something went wrong while answering. Please try again."}}
-    return None  # memory.* and anything new: internal until decided otherwise
+    if kind == events.MEMORY_SUMMARIZING:  # "summarizing earlier messages…", with nothing internal
+        return {"type": kind, "data": {"run": run}}
+    if kind in (events.MEMORY_SUMMARIZED, events.MEMORY_WARNING):  # the cue ends either way
+        return {"type": events.MEMORY_SUMMARIZED, "data": {"run": run}}
+    return None  # anything new: internal until decided otherwise

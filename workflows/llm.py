@@ -20,7 +20,7 @@ from workflows.engine.services import LLMResult, ModelRef
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
-from workflows import local_model  # noqa: E402
+from workflows import local_model, netguard  # noqa: E402
 
 logger = logging.getLogger("skein.llm")
 litellm.suppress_debug_info = True
@@ -29,6 +29,8 @@ litellm.drop_params = True
 # usage and cost are recorded from the stream itself. Off, a streamed call costs a fifth less CPU.
 litellm.disable_streaming_logging = True
 local_model.register()  # the bundled model: "skein-local/<model>", loaded on first use
+# Every request litellm makes through the OpenAI SDK goes through the address guard (no redirects).
+litellm.client_session = netguard.http_client()
 
 TRANSIENT = (
     litellm.APIConnectionError,
@@ -83,17 +85,20 @@ def complete(
     timeout: float | None = None,
     retries: int | None = None,
     response_format: dict | None = None,
+    deadline: float | None = None,
 ) -> LLMResult:
+    """One model call, streamed. ``timeout`` bounds each attempt; ``deadline`` (a
+    ``time.monotonic()`` instant) bounds the whole call, retries included: no request is sent
+    after it, and an attempt in flight gives up at it."""
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
     target = litellm_target(ref, provider)
     # Retries are ours (below), counted once: the provider SDK's own retries are turned off.
-    kwargs = dict(
-        target, messages=messages, stream=True, stream_options={"include_usage": True}, timeout=timeout, max_retries=0
-    )
+    kwargs = dict(target, messages=messages, stream=True, stream_options={"include_usage": True}, max_retries=0)
     if not target["model"].startswith(local_model.PROVIDER + "/"):
         # Known prices spare litellm its own search of the price map on every response.
         kwargs["input_cost_per_token"], kwargs["output_cost_per_token"] = _prices(target["model"])
+    kwargs.update(netguard.litellm_kwargs(target["model"]))
     if ref.temperature is not None:
         kwargs["temperature"] = ref.temperature
     if ref.max_tokens is not None:
@@ -104,14 +109,18 @@ def complete(
     attempt = 0
     while True:
         attempt += 1
+        budget = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+        if budget <= 0:
+            expired = litellm.Timeout(message="no answer within the bound", model=target["model"], llm_provider="")
+            raise NodeError(describe_error(expired, ref)) from expired
         try:
-            return _stream(kwargs, ref, target["model"], on_token, timeout)
+            return _stream({**kwargs, "timeout": budget}, ref, target["model"], on_token, budget)
         except _Streamed as exc:  # failed after tokens reached the participant: no silent retry
             raise NodeError(describe_error(exc.cause, ref)) from exc.cause
         except TRANSIENT as exc:
-            if attempt > retries:
-                raise NodeError(describe_error(exc, ref)) from exc
             delay = min(0.5 * 2 ** (attempt - 1), 4.0)
+            if attempt > retries or (deadline is not None and time.monotonic() + delay >= deadline):
+                raise NodeError(describe_error(exc, ref)) from exc
             logger.warning("model %s: transient error (%s), retry %d in %.1fs", ref.model, type(exc).__name__, attempt, delay)
             time.sleep(delay)
         except litellm.exceptions.APIError as exc:
@@ -214,6 +223,9 @@ _UNREACHABLE = ("connection error", "connection refused", "connecterror", "name 
 
 def error_reason(exc: Exception) -> tuple[str, str]:
     """(code, explanation) for a model error: auth, unknown_model, unreachable, timeout, ..."""
+    refused = netguard.is_refusal(exc)
+    if refused is not None:
+        return "refused_address", f"the provider's address is refused ({refused})"
     text = _message(exc).lower()
     if isinstance(exc, litellm.Timeout) or "timed out" in text or "timeout" in type(exc).__name__.lower():
         return "timeout", "timed out"
@@ -246,61 +258,3 @@ def describe_error(exc: Exception, ref: ModelRef) -> str:
     _code, explanation = error_reason(exc)
     detail = _message(exc)
     return f"model '{ref.model}' failed: {explanation}: {detail}"[:2000]
-
-
-
-
-# --- "test connection" ----------------------------------------------------------------------------
-TEST_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5", "ollama": "llama3.2", "local": local_model.MODEL_NAME}
-TEST_PROMPT = [{"role": "user", "content": "Reply with one word: pong"}]
-
-
-def connection_test(*, provider, model: str = "", timeout: float = 20.0) -> dict:
-    """One tiny real call to a provider: ``{ok, model, reply, ...}`` or ``{ok: False, model, reason, error}``.
-
-    Never raises for a provider's failure: a wrong key, an unreachable host or an unknown model is
-    an answer to report, with a message that says which."""
-    model = (model or "").strip() or TEST_MODELS.get(provider.kind) or _first_served_model(provider, timeout=min(timeout, 5.0))
-    if not model:
-        return {
-            "ok": False,
-            "model": "",
-            "reason": "no_model",
-            "error": "name a model to test: this server did not list its models at GET <base URL>/models",
-        }
-    ref = ModelRef(model=model, provider=getattr(provider, "pk", None), temperature=0.0, max_tokens=8)
-    started = time.monotonic()
-    try:
-        result = complete(ref, provider, TEST_PROMPT, timeout=timeout, retries=0)
-    except NodeError as exc:
-        cause = exc.__cause__ or exc
-        reason, _ = error_reason(cause) if exc.__cause__ else ("error", "")
-        return {"ok": False, "model": model, "reason": reason, "error": str(exc), "latency_ms": _ms_since(started)}
-    return {
-        "ok": True,
-        "model": model,
-        "reply": result.text,
-        "latency_ms": _ms_since(started),
-        "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens,
-        "cost": result.cost,
-    }
-
-
-def _ms_since(started: float) -> int:
-    return int((time.monotonic() - started) * 1000)
-
-
-def _first_served_model(provider, *, timeout: float) -> str:
-    """An OpenAI-compatible server's first model (GET <base>/models), or "" if it does not say."""
-    if provider.kind != "openai_compatible" or not provider.api_base:
-        return ""
-    import httpx
-
-    headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
-    try:
-        response = httpx.get(provider.api_base.rstrip("/") + "/models", headers=headers, timeout=timeout)
-        data = response.json().get("data") or []
-        return str(data[0].get("id") or "") if response.status_code == 200 and data else ""
-    except Exception:
-        return ""

@@ -186,7 +186,8 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
-    # A webhook's Idempotency-Key: the same key returns the first run and runs nothing twice.
+    # A webhook's Idempotency-Key, scoped to its trigger node: the same key on the same webhook
+    # returns the first run and runs nothing twice.
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
@@ -203,7 +204,8 @@ class Run(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["workflow", "idempotency_key"], condition=Q(idempotency_key__isnull=False), name="unique_idempotency_key"
+                fields=["workflow", "trigger_node", "idempotency_key"], condition=Q(idempotency_key__isnull=False),
+                name="unique_idempotency_key_per_trigger",
             ),
         ]
 
@@ -274,3 +276,17 @@ class Webhook(models.Model):
     @signing_secret.setter
     def signing_secret(self, value: str) -> None:
         self.signing_secret_encrypted = crypto.encrypt(value)
+
+
+class SeenSignature(models.Model):
+    """A signed webhook request already received, kept while its timestamp is still accepted: the
+    same request again is a replay (its first run answers it). In the database, so a restart
+    forgets nothing."""
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="seen_signatures")
+    signature = models.CharField(max_length=100)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    expires = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["webhook", "signature"], name="one_seen_signature")]

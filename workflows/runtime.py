@@ -7,7 +7,9 @@ import threading
 
 from django.utils import timezone
 
+from memory import tokens
 from memory.runtime import MemoryRuntime
+from memory.tokens import Tokenizer
 
 from . import events, llm
 from .engine.registry import NodeError
@@ -35,6 +37,7 @@ class TurnRuntime:
             run_id=run.id,
             thread_id=run.thread_id,
             bind_model=self.bind_model,
+            tokenizer_of=self.tokenizer_of,
             warn=self.warn,
             notify=self._publish,
         )
@@ -55,8 +58,8 @@ class TurnRuntime:
         provider = self._provider(ref.provider)
         on_token = self._token_sender(node_id) if stream else None
 
-        def call(messages: list[dict], timeout: float | None = None) -> LLMResult:
-            result = llm.complete(ref, provider, messages, on_token=on_token, timeout=timeout)
+        def call(messages: list[dict], *, deadline: float | None = None) -> LLMResult:
+            result = llm.complete(ref, provider, messages, on_token=on_token, deadline=deadline)
             with self._usage_lock:
                 self.prompt_tokens += result.prompt_tokens
                 self.completion_tokens += result.completion_tokens
@@ -64,6 +67,13 @@ class TurnRuntime:
             return result
 
         return call
+
+    def tokenizer_of(self, ref: ModelRef | None) -> Tokenizer:
+        """The tokenizer of the model ``ref`` names (its provider's kind decides how it is called)."""
+        if ref is None:
+            return tokens.default_tokenizer()
+        provider = self._provider(ref.provider)
+        return tokens.tokenizer_for(ref.model, provider.kind if provider else None)
 
     def call_model(self, node_id: str, ref: ModelRef, messages: list[dict]) -> LLMResult:
         """The running node's model call; its step records exactly what was sent, before sending."""

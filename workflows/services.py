@@ -7,7 +7,7 @@ import threading
 from functools import lru_cache
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -17,7 +17,7 @@ from . import events, locks
 from .engine.executor import RunFailed, execute
 from .engine.graph import Graph
 from .engine.registry import FlowValue
-from .engine.validation import Analysis, analyze, issue
+from .engine.validation import Analysis, analyze, analyze_raw, issue
 from .models import Message, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
 from .text import storable, storable_json
 
@@ -47,7 +47,7 @@ def graph_issues(*, graph, owner) -> list[dict]:
     """Every problem of a graph for this owner: the engine's checks plus providers they can use.
 
     Raises ``GraphShapeError`` for input that is not graph-shaped at all."""
-    analysis = analyze(Graph.parse(graph))
+    analysis = analyze_raw(graph)
     issues = list(analysis.issues)
     wanted = {rn.params.provider: rn.node_id for rn in analysis.nodes.values() if getattr(rn.params, "provider", None)}
     if wanted:
@@ -82,7 +82,19 @@ def provider_create(*, owner, name: str, kind: str, api_base: str = "", api_key:
     return provider
 
 
+class KeyNeededAgain(Exception):
+    """A stored key would go somewhere its owner did not send it."""
+
+
 def provider_update(*, provider: Provider, **fields) -> Provider:
+    """Change a provider. Moving a stored key (a new ``api_base`` or ``kind``) needs the key again
+    in the same change (``api_key``; an empty one removes it): ``KeyNeededAgain`` otherwise."""
+    moves = any(name in fields and (fields[name] or "") != getattr(provider, name) for name in ("kind", "api_base"))
+    if moves and provider.has_api_key and fields.get("api_key") is None:
+        raise KeyNeededAgain(
+            "changing the server or the kind of a provider with a stored key needs the key again "
+            "(send api_key; an empty one removes the stored key)"
+        )
     for name in ("name", "kind", "api_base"):
         if name in fields:
             setattr(provider, name, fields[name] or "")
@@ -209,7 +221,11 @@ def turn_process(*, run_id: int) -> None:
     """Run this run's turn, and every earlier or later queued turn of its thread, in order.
 
     One caller at a time holds the thread's turn lock and drains the thread's queue; a caller that
-    finds the lock taken leaves, since the holder re-checks the queue after releasing it."""
+    finds the lock taken leaves, since the holder re-checks the queue after releasing it.
+
+    In the embedded mode the caller is the request that sent the message (turns run eagerly): it
+    answers as soon as its own turn is done, and hands the turns queued behind it to a background
+    thread, whose requests are waiting for their own runs (``waiting.wait_for_run``)."""
     run = Run.objects.filter(pk=run_id).only("id", "thread_id", "status").first()
     if run is None or run.is_done:
         return
@@ -220,8 +236,26 @@ def turn_process(*, run_id: int) -> None:
                 return
             while (next_id := _next_in_queue(run, scope)) is not None:
                 run_execute(run_id=next_id)
-        if _next_in_queue(run, scope) is None:
+                if not settings.FULL_MODE and next_id >= run.pk:
+                    break
+        following = _next_in_queue(run, scope)
+        if following is None:
             return
+        if not settings.FULL_MODE:
+            _drain_in_background(following)
+            return
+
+
+def _drain_in_background(run_id: int) -> None:
+    def drain() -> None:
+        try:
+            turn_process(run_id=run_id)
+        except Exception:  # the run stays queued; start-up recovery or the next message takes it
+            logger.exception("run %s: the queued turn could not run", run_id)
+        finally:
+            connections.close_all()
+
+    threading.Thread(target=drain, name=f"skein-turns-{run_id}", daemon=True).start()
 
 
 def turns_recover(*, older_than_s: float = 60) -> list[int]:
@@ -259,6 +293,8 @@ def _next_in_queue(run: Run, scope) -> int | None:
 def run_execute(*, run_id: int) -> None:
     """Execute one run; the caller holds its turn lock. A run found RUNNING was interrupted (its
     worker died): its partial steps and memory entries are dropped and it runs again."""
+    from .runtime import TurnRuntime  # litellm is imported on first use, not by importing services
+
     with transaction.atomic():
         run = Run.objects.select_for_update(of=("self",)).select_related("workflow", "version", "thread").get(pk=run_id)
         if run.is_done:
@@ -267,7 +303,7 @@ def run_execute(*, run_id: int) -> None:
             RunStep.objects.filter(run=run).delete()
             memory_services.run_entries_discard(run_id=run.pk)
             if run.attempts >= MAX_ATTEMPTS:
-                _finish(run, error=f"the turn was interrupted {run.attempts} times; giving up", runtime=None)
+                _finish(run, error=f"the turn was interrupted {run.attempts} times; giving up", runtime=TurnRuntime(run))
                 return
         run.status = Run.Status.RUNNING
         run.attempts += 1
@@ -276,8 +312,6 @@ def run_execute(*, run_id: int) -> None:
         if run.thread_id and run.input and not (run.attempts > 1 and run.messages.filter(role=Message.Role.USER).exists()):
             _transcript_append(run, role=Message.Role.USER, content=run.input)  # once, also when re-run
         events.publish(events.RUN_STARTED, {"trigger": run.trigger, "thread": run.thread_id}, run_id=run.pk, thread_id=run.thread_id)
-
-    from .runtime import TurnRuntime
 
     runtime = TurnRuntime(run)
     try:
@@ -294,27 +328,20 @@ def run_execute(*, run_id: int) -> None:
 
 
 def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
-    """Record the outcome, the reply in the transcript and the turn in the global history, at once."""
+    """Record the outcome, the reply in the transcript and the turn in the memory, at once."""
     with transaction.atomic():
-        if runtime is not None:
-            runtime.steps_save()
-        if run.thread_id:
-            if reply:
-                _transcript_append(run, role=Message.Role.ASSISTANT, content=reply)
-            history = memory_services.history_get_or_create(
-                workflow_id=run.workflow_id, kind="global", name="", key=f"thread:{run.thread_id}"
-            )
-            turn = [{"role": role, "content": text} for role, text in (("user", run.input), ("assistant", reply)) if text]
-            memory_services.history_append(history=history, messages=turn, run_id=run.pk)
+        runtime.steps_save()
+        if run.thread_id and reply:
+            _transcript_append(run, role=Message.Role.ASSISTANT, content=reply)
+        runtime.memory.turn_finished(user_text=run.input, reply=reply)
         run.status = Run.Status.FAILED if error else Run.Status.SUCCEEDED
         run.output = storable(reply)
         run.error = storable(error)
         run.finished = timezone.now()
-        if runtime is not None:
-            run.warnings = storable_json(runtime.warnings)
-            run.prompt_tokens = runtime.prompt_tokens
-            run.completion_tokens = runtime.completion_tokens
-            run.cost = runtime.cost
+        run.warnings = storable_json(runtime.warnings)
+        run.prompt_tokens = runtime.prompt_tokens
+        run.completion_tokens = runtime.completion_tokens
+        run.cost = runtime.cost
         run.save()
         if error:
             events.publish(events.RUN_FAILED, {"error": error}, run_id=run.pk, thread_id=run.thread_id)

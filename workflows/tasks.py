@@ -2,6 +2,7 @@ import logging
 import time
 
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
 from . import runtime, services  # noqa: F401  (runtime imports litellm: pay its import at worker start)
@@ -32,7 +33,10 @@ def _connection_lost(exc: Exception) -> bool:
     return sqlstate.startswith(("08", "57P"))  # connection exception; admin or crash shutdown, cannot connect now
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(
+    acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+    soft_time_limit=settings.SKEIN_TURN_SOFT_TIME_LIMIT_S, time_limit=settings.SKEIN_TURN_TIME_LIMIT_S,
+)
 def run_turn(run_id: int) -> None:
     """Thin: load by id and hand to the service. Safe to deliver twice."""
     for attempt in range(CONNECTION_RETRIES + 1):
@@ -48,7 +52,7 @@ def run_turn(run_id: int) -> None:
             time.sleep(delay)
 
 
-@shared_task(ignore_result=True)
+@shared_task(ignore_result=True, soft_time_limit=60, time_limit=90)
 def fire_schedule(workflow_id: int, node: str) -> None:
     """A beat tick of a published schedule trigger."""
     from .triggers import schedule_fire
@@ -56,7 +60,7 @@ def fire_schedule(workflow_id: int, node: str) -> None:
     schedule_fire(workflow_id=workflow_id, node=node)
 
 
-@shared_task(ignore_result=True)
+@shared_task(ignore_result=True, soft_time_limit=120, time_limit=180)
 def recover_turns(older_than_s: float | None = None) -> None:
     """Periodic (beat): re-enqueue turns that no worker is executing any more (unfinished for
     ``older_than_s``, default the service's; an operator may pass a shorter one after an outage)."""

@@ -15,20 +15,23 @@ import time
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
 from . import services
-from .models import Run, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
+from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
+from .text import BadJSON, parse_json
 
 logger = logging.getLogger("skein.triggers")
 
 SIGNATURE_HEADER = "X-Skein-Signature"
 TIMESTAMP_HEADER = "X-Skein-Timestamp"
+# A signed request dated ahead of this server's clock by more than this is refused (clock skew).
+FUTURE_SKEW_S = 30
 FIRE_SCHEDULE_TASK = "workflows.tasks.fire_schedule"
 
 
@@ -152,23 +155,25 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return f"sha256={digest}"
 
 
-def _check_signature(webhook: Webhook, call: WebhookCall) -> None:
+def _check_signature(webhook: Webhook, call: WebhookCall) -> tuple[str, datetime]:
+    """The request's signature and until when it must be remembered; ``WebhookRejected`` (401)
+    when it is missing, wrong, too old, or dated more than ``FUTURE_SKEW_S`` ahead."""
     timestamp = call.headers.get(TIMESTAMP_HEADER, "")
     signature = call.headers.get(SIGNATURE_HEADER, "")
     if not timestamp or not signature:
         raise WebhookRejected(401, f"this webhook requires the {TIMESTAMP_HEADER} and {SIGNATURE_HEADER} headers")
-    try:
-        age = abs(time.time() - int(timestamp))
-    except ValueError:
-        raise WebhookRejected(401, f"{TIMESTAMP_HEADER} must be a Unix time in seconds") from None
+    if not timestamp.isdigit() or len(timestamp) > 12:
+        raise WebhookRejected(401, f"{TIMESTAMP_HEADER} must be a Unix time in seconds")
+    sent, now = int(timestamp), time.time()
     window = settings.SKEIN_WEBHOOK_REPLAY_WINDOW_S
-    if age > window:
+    if now - sent > window:
         raise WebhookRejected(401, f"the timestamp is outside the {window}s replay window")
-    if not hmac.compare_digest(sign(webhook.signing_secret, timestamp, call.body), signature):
+    if sent - now > FUTURE_SKEW_S:
+        raise WebhookRejected(401, f"the timestamp is {sent - now:.0f}s in the future (at most {FUTURE_SKEW_S}s of clock skew)")
+    if len(signature) > 100 or not hmac.compare_digest(sign(webhook.signing_secret, timestamp, call.body), signature):
         raise WebhookRejected(401, "the signature does not match (HMAC-SHA256 of '<timestamp>.<body>')")
-    # The same signed request inside the window is a replay.
-    if not cache.add(f"skein:webhook-signature:{webhook.pk}:{signature}", 1, timeout=window + 5):
-        raise WebhookRejected(409, "this signed request was already received (replay)")
+    # Remembered for as long as the timestamp is accepted: a replay is refused until then.
+    return signature, datetime.fromtimestamp(sent + window + 1, tz=dt_timezone.utc)
 
 
 def _payload(call: WebhookCall) -> tuple[dict, str]:
@@ -178,9 +183,9 @@ def _payload(call: WebhookCall) -> tuple[dict, str]:
         raise WebhookRejected(400, "NUL characters are not allowed in the body")
     if "json" in call.content_type or (not call.content_type and text.lstrip().startswith(("{", "["))):
         try:
-            parsed = json.loads(text) if text.strip() else {}
-        except ValueError as exc:
-            raise WebhookRejected(400, f"malformed JSON: {exc}") from None
+            parsed = parse_json(text) if text.strip() else {}
+        except BadJSON as exc:
+            raise WebhookRejected(400, str(exc)) from None
         payload = parsed if isinstance(parsed, dict) else {"body": parsed}
         message = payload.get("message")
         return payload, message if isinstance(message, str) else text
@@ -188,8 +193,11 @@ def _payload(call: WebhookCall) -> tuple[dict, str]:
 
 
 def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
-    """Start a run for a webhook call; returns (run, created). A repeated Idempotency-Key returns
-    the first run and creates nothing."""
+    """Start a run for a webhook call; returns (run, created).
+
+    Nothing runs twice: the same ``Idempotency-Key`` on the same webhook trigger, or the same
+    signed request again, returns the first run (a key reused with another body is a 422). Keys
+    of one webhook never meet another's."""
     webhook = Webhook.objects.select_related("workflow__published_version").filter(token=token).first()
     if webhook is None or webhook.workflow.published_version is None:
         raise WebhookRejected(404, "no such webhook")
@@ -200,29 +208,63 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
         raise WebhookRejected(404, "no such webhook")
     if len(call.body) > settings.SKEIN_WEBHOOK_MAX_BYTES:
         raise WebhookRejected(413, f"the body is larger than {settings.SKEIN_WEBHOOK_MAX_BYTES} bytes")
-    if params.require_signature:
-        _check_signature(webhook, call)
+    signed = _check_signature(webhook, call) if params.require_signature else None
     payload, message = _payload(call)
-    key = call.idempotency_key
-    if key:
-        if len(key) > 200:
-            raise WebhookRejected(400, "Idempotency-Key is longer than 200 characters")
-        existing = Run.objects.filter(workflow=workflow, idempotency_key=key).first()
-        if existing:
-            return existing, False
+    key = call.idempotency_key or None
+    if key is not None and (len(key) > 200 or "\x00" in key):
+        raise WebhookRejected(400, "Idempotency-Key is longer than 200 characters")
     try:
         with transaction.atomic():
+            if signed:
+                earlier = _seen(webhook, *signed)
+                if earlier is not None:
+                    return earlier, False
+            if key:
+                earlier = Run.objects.filter(workflow=workflow, trigger_node=webhook.node, idempotency_key=key).first()
+                if earlier is not None:
+                    return _same_request(earlier, payload, message), False
             thread = _payload_thread(workflow, payload.get("thread"))
             run = services.run_create(
                 version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
                 thread=thread, idempotency_key=key,
             )
+            if signed:
+                SeenSignature.objects.filter(webhook=webhook, signature=signed[0]).update(run=run)
     except IntegrityError:
-        existing = Run.objects.filter(workflow=workflow, idempotency_key=key).first() if key else None
-        if existing is None:
+        # The same request at the same moment: the first one's run answers both.
+        earlier = _first_answer(webhook, signed, key)
+        if earlier is None:
             raise
-        return existing, False
+        return (_same_request(earlier, payload, message) if key and not signed else earlier), False
     return run, True
+
+
+def _seen(webhook: Webhook, signature: str, expires: datetime) -> Run | None:
+    """Record a signed request; if it was received before, its first run (409 while there is none)."""
+    SeenSignature.objects.filter(expires__lt=timezone.now()).delete()
+    seen, created = SeenSignature.objects.get_or_create(webhook=webhook, signature=signature, defaults={"expires": expires})
+    if created:
+        return None
+    if seen.run_id is None:
+        raise WebhookRejected(409, "this signed request was already received (replay)")
+    return Run.objects.get(pk=seen.run_id)
+
+
+def _first_answer(webhook: Webhook, signed, key: str | None) -> Run | None:
+    if signed:
+        seen = SeenSignature.objects.filter(webhook=webhook, signature=signed[0]).select_related("run").first()
+        if seen is not None and seen.run is not None:
+            return seen.run
+    if key:
+        return Run.objects.filter(workflow=webhook.workflow, trigger_node=webhook.node, idempotency_key=key).first()
+    return None
+
+
+def _same_request(earlier: Run, payload: dict, message: str) -> Run:
+    """The first run of an Idempotency-Key, if this request is the same as its first one."""
+    if earlier.payload != payload or earlier.input != message:
+        raise WebhookRejected(422, "this Idempotency-Key was already used for a different request body")
+    return earlier
 
 
 def _payload_thread(workflow: Workflow, name) -> Thread | None:

@@ -5,7 +5,11 @@ process holds a single subscription to that channel, in a background thread, and
 requests waiting for that run: a waiting request holds no Redis connection and no database
 connection, so hundreds can wait at once. A signal can be missed (the subscription reconnecting
 after a Redis restart): callers wait in bounded slices and re-read the run between them
-(``api/waits.py``). In the embedded mode turns run eagerly in-process: nothing to wait for.
+(``api/waits.py``).
+
+In the embedded mode a turn runs in the process, usually inside the request that started it; a
+request whose turn is queued behind another turn of its thread waits here too, woken in-process
+when its own run is done (no Redis).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ def _channel() -> str:
 def signal_run_done(run_id: int) -> None:
     if settings.FULL_MODE:
         _redis().publish(_channel(), run_id)
+    else:
+        _local_signals.wake(run_id)
 
 
 class _RunSignals:
@@ -93,12 +99,32 @@ class _RunSignals:
                 event.set()
 
 
+class _LocalSignals(_RunSignals):
+    """The embedded mode's: runs end in this process, which wakes its waiters directly."""
+
+    def wait(self, run_id: int, timeout: float, is_done) -> bool:
+        event = threading.Event()
+        with self._lock:
+            self._waiters.setdefault(run_id, set()).add(event)
+        try:
+            return is_done() or event.wait(timeout)  # registered before looking: no end is missed
+        finally:
+            with self._lock:
+                waiting = self._waiters.get(run_id)
+                if waiting is not None:
+                    waiting.discard(event)
+                    if not waiting:
+                        del self._waiters[run_id]
+
+    def wake(self, run_id: int) -> None:
+        self._wake(run_id)
+
+
 _signals = _RunSignals()
+_local_signals = _LocalSignals()
 
 
 def wait_for_run(run_id: int, timeout: float) -> bool:
-    if not settings.FULL_MODE:
-        return True
     from .models import Run
 
     def is_done() -> bool:
@@ -109,4 +135,4 @@ def wait_for_run(run_id: int, timeout: float) -> bool:
             connection.close()
         return done
 
-    return _signals.wait(run_id, timeout, is_done)
+    return (_signals if settings.FULL_MODE else _local_signals).wait(run_id, timeout, is_done)

@@ -60,25 +60,48 @@ def widget_thread(*, workflow: Workflow, token: str | None) -> Thread | None:
     return Thread.objects.filter(workflow=workflow, widget_token=token).first()
 
 
+# A history frame stays well under daphne's 1 MiB WebSocket frame: a page holds at most this many
+# messages and bytes of JSON (as sent: non-ASCII is escaped), and says when more follow.
+HISTORY_PAGE_MESSAGES = 100
+HISTORY_PAGE_BYTES = 800 * 1024
+
+
+def _history_item(message: Message) -> dict:
+    item = {"seq": message.seq, "role": message.role, "content": message.content, "run": message.run_id}
+    if message.role == Message.Role.USER and message.run_id:
+        item["client_id"] = (message.run.payload or {}).get("client_id")
+    return item
+
+
 def widget_history(*, thread: Thread, after: int = 0) -> dict:
-    """The transcript after ``after`` (a seq), and the run still in progress, if any.
+    """One page of the transcript after ``after`` (a seq), and the run still in progress, if any.
+    ``more`` says that messages follow: the widget asks again after the last seq it got.
 
     Each user message carries the ``client_id`` its widget sent it with, so a widget that lost its
     connection before the server acknowledged a message can tell that it arrived."""
-    messages = [
-        {
-            "seq": m.seq,
-            "role": m.role,
-            "content": m.content,
-            "run": m.run_id,
-            **({"client_id": (m.run.payload or {}).get("client_id")} if m.role == Message.Role.USER and m.run_id else {}),
-        }
-        for m in Message.objects.filter(thread=thread, seq__gt=max(0, after)).select_related("run").order_by("seq")
-    ]
+    import json
+
+    rows = Message.objects.filter(thread=thread, seq__gt=max(0, after)).select_related("run").order_by("seq")
+    messages, size, more = [], 0, False
+    for message in rows[: HISTORY_PAGE_MESSAGES + 1]:
+        if len(messages) == HISTORY_PAGE_MESSAGES:
+            more = True
+            break
+        item = _history_item(message)
+        item_size = len(json.dumps(item))
+        if messages and size + item_size > HISTORY_PAGE_BYTES:
+            more = True
+            break
+        if item_size > HISTORY_PAGE_BYTES:  # one message too large for a frame: its beginning
+            item["content"] = item["content"][: HISTORY_PAGE_BYTES // 12]
+            item["truncated"] = True
+            item_size = len(json.dumps(item))
+        messages.append(item)
+        size += item_size
     pending = (
         Run.objects.filter(thread=thread, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).order_by("id").values_list("id", flat=True).last()
     )
-    return {"thread": thread.widget_token, "messages": messages, "pending": pending}
+    return {"thread": thread.widget_token, "messages": messages, "pending": pending, "more": more}
 
 
 def widget_config(*, workflow: Workflow) -> dict:
@@ -182,15 +205,21 @@ def _redis_script():
 
 
 def rate_limit_take(*, public_key: str, client: str) -> None:
-    """Take one message from the (key, client) token bucket, or raise ``WidgetError`` (429).
+    """Take one message from the (key, client) token bucket and one from the key's own budget
+    (all its visitors together, ``SKEIN_WIDGET_KEY_RATE_PER_MINUTE``), or raise ``WidgetError`` (429).
 
     Shared through Redis in the full mode (every web process sees one bucket); per process in the
     embedded mode, which is one process."""
     burst, per_minute = _rate()
+    _bucket_take(f"{settings.SKEIN_NAMESPACE}:widget-rate:{public_key}:{client}", burst, per_minute)
+    key_rate = float(settings.SKEIN_WIDGET_KEY_RATE_PER_MINUTE)
+    _bucket_take(f"{settings.SKEIN_NAMESPACE}:widget-key-rate:{public_key}", max(burst, key_rate / 6), key_rate)
+
+
+def _bucket_take(name: str, burst: float, per_minute: float) -> None:
     if burst <= 0 or per_minute <= 0:
         return
     rate = per_minute / 60.0
-    name = f"{settings.SKEIN_NAMESPACE}:widget-rate:{public_key}:{client}"
     now = time.time()
     if settings.FULL_MODE:
         allowed, wait = _redis_script()(keys=[name], args=[burst, rate, now])
@@ -267,6 +296,8 @@ def widget_message_prepare(*, workflow: Workflow, text: str, token: str | None, 
     text = (text or "").strip()
     if not text:
         raise WidgetError("empty", "Type a message first.")
+    if "\x00" in text:  # no database stores NUL; the API refuses it the same way
+        raise WidgetError("bad_request", "NUL characters (\\u0000) are not allowed.")
     if len(text) > MAX_MESSAGE_CHARS:
         raise WidgetError("too_long", f"Messages are limited to {MAX_MESSAGE_CHARS} characters.", status=413)
     client_id = (client_id or "")[:64] or None

@@ -15,6 +15,7 @@ const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ defau
 const TestRunPage = lazy(() => import('./tests/TestRunPage').then((m) => ({ default: m.TestRunPage })));
 const ComparePage = lazy(() => import('./tests/ComparePage').then((m) => ({ default: m.ComparePage })));
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
+const AccountPage = lazy(() => import('./auth/AccountPage').then((m) => ({ default: m.AccountPage })));
 
 function shell(page: ReactNode): ReactNode {
   return (
@@ -34,6 +35,7 @@ function routeFor(pathname: string): ReactNode {
   if ((params = match('/test-runs/:id', pathname))) return shell(<TestRunPage key={params.id} testRunId={Number(params.id)} />);
   if ((params = match('/test-runs/:a/compare/:b', pathname))) return shell(<ComparePage key={pathname} a={Number(params.a)} b={Number(params.b)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);
+  if (match('/account', pathname)) return shell(<AccountPage />);
   return <AppShell><WorkflowsPage /></AppShell>;
 }
 

@@ -85,19 +85,58 @@ def pytest_runtest_makereport(item, call):
 def page(request, chromium, built_frontend, loaded_urlconf, live_server):
     context = chromium.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, base_url=live_server.url)
     context.set_default_timeout(15_000)
+    # Every page the app serves runs under its Content-Security-Policy: any violation fails the test.
+    context.add_init_script(
+        "window.__violations = [];"
+        "document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));"
+    )
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.js_errors = errors
     yield page
+    violations = page.evaluate("window.__violations || []") if not page.is_closed() else []
     if getattr(request.node, "browser_failed", False):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / f"{request.node.name}.png"
         page.screenshot(path=str(shot))
         print(f"screenshot of the failure: {shot}; page errors: {errors}")
     context.close()
+    assert violations == [], f"the page broke its Content-Security-Policy: {violations}"
 
 
 @pytest.fixture
 def browser_user(django_user_model):
     return django_user_model.objects.create_user(USERNAME, password=PASSWORD)
+
+
+@pytest.fixture(scope="module")
+def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Daphne serving Skein in the embedded mode (turns run in it), on the test database: what a
+    browser must talk to when it watches a turn live (the live_server's WSGI buffers streams)."""
+    from django.db import connection
+
+    from tests.realtime_fixtures import WIDGET_JS
+    from tests.stack import full_mode_env, start_daphne
+
+    if not WIDGET_JS.exists():
+        pytest.fail(f"the widget is not built: {WIDGET_JS} is missing (cd frontend/widget && npm ci && npm run build)", pytrace=False)
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+    web, base = start_daphne(full_mode_env(name, "", SKEIN_WIDGET_BURST=100), tmp_path_factory.mktemp("daphne"))
+    try:
+        yield base
+    finally:
+        web.stop()
+
+
+@pytest.fixture
+def live_page(chromium, built_frontend, daphne):
+    """A page on the daphne server (see ``daphne``), for watching turns as they happen."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, base_url=daphne)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+    yield page
+    context.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import api_call, api_get, api_post, log_in, select_node
+from tests.browser.helpers import PASSWORD, USERNAME, api_call, api_get, api_post, log_in, select_node
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -170,3 +170,25 @@ def test_workflow_list_templates_rename_duplicate_delete(page, browser_user):
     page.locator(".workflows-table tbody tr", has_text="(copy)").get_by_role("button", name="Delete").click()
     expect(row).to_have_count(1)
     assert [w["name"] for w in api_get(page, "/api/workflows/")["results"]] == ["Support bot"]
+
+
+def test_change_password_on_the_account_page(page, browser_user):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=browser_user)
+    log_in(page)
+    page.get_by_role("link", name=USERNAME).click()
+    expect(page.get_by_role("heading", name="Account")).to_be_visible()
+    form = page.get_by_role("form", name="Change password")
+    form.get_by_label("Current password").fill("not my password")
+    form.get_by_label("New password", exact=True).fill("a-brand-new-passphrase")
+    form.get_by_label("New password, again").fill("a-brand-new-passphrase")
+    form.get_by_role("button", name="Change password").click()
+    expect(form.get_by_role("alert")).to_contain_text("the current password is wrong")
+    form.get_by_label("Current password").fill(PASSWORD)
+    form.get_by_role("button", name="Change password").click()
+    expect(page.get_by_text("Password changed.")).to_be_visible()
+    assert not Token.objects.filter(key=token.key).exists()  # the account's API token was revoked
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_label("Username")).to_be_visible()  # logged out before logging in again
+    log_in(page, USERNAME, "a-brand-new-passphrase")

@@ -17,7 +17,6 @@ from playwright.sync_api import expect
 
 from tests.fakellm import Reply
 from tests.realtime_fixtures import WIDGET_JS, published  # noqa: F401
-from tests.stack import full_mode_env, start_daphne
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,22 +30,6 @@ window.WebSocket = class extends Native {
   constructor(...args) { super(...args); window.__sockets.push(this); }
 };
 """
-
-
-@pytest.fixture(scope="module")
-def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
-    """Daphne serving Skein in the embedded mode (turns run in it), on the test database."""
-    from django.db import connection
-
-    if not WIDGET_JS.exists():
-        pytest.fail(f"the widget is not built: {WIDGET_JS} is missing (cd frontend/widget && npm ci && npm run build)", pytrace=False)
-    with django_db_blocker.unblock():
-        name = connection.settings_dict["NAME"]
-    web, base = start_daphne(full_mode_env(name, "", SKEIN_WIDGET_BURST=100), tmp_path_factory.mktemp("daphne"))
-    try:
-        yield base
-    finally:
-        web.stop()
 
 
 @pytest.fixture
@@ -205,3 +188,59 @@ def test_a_refused_origin_says_so(server, site, visitor, fake_llm):
     expect(page.get_by_role("textbox", name="Message")).to_be_disabled()
     assert page.evaluate("window.__sockets.length") == 0
     assert fake_llm.requests == []
+
+
+# Records every Content-Security-Policy violation of the page.
+RECORD_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+"""
+
+
+@pytest.fixture
+def strict_site(tmp_path, server):
+    """The embedding page, served with a strict Content-Security-Policy of its own: scripts and
+    connections to the chat's origin only, no inline script or style at all."""
+    settings = httpx.get(f"{server['base']}/api/workflows/{server['workflow']}/widget/", headers=server["auth"], timeout=60).json()
+    snippet = settings["embed_snippet"].replace("async>", 'async data-title="Shop helper">')
+    root = tmp_path / "strict"
+    root.mkdir()
+    (root / "index.html").write_text(f"<!doctype html><html><head><title>A strict shop</title></head><body><h1>A shop</h1>{snippet}</body></html>")
+    skein = server["base"]
+    policy = (f"default-src 'none'; script-src {skein}; connect-src {skein} {skein.replace('http://', 'ws://')}; "
+              "style-src 'none'; img-src 'none'; base-uri 'none'")
+
+    class Handler(SimpleHTTPRequestHandler):
+        def end_headers(self):
+            self.send_header("Content-Security-Policy", policy)
+            super().end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield {"url": f"http://127.0.0.1:{httpd.server_address[1]}/", "policy": policy}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_the_widget_works_on_a_page_with_a_strict_content_security_policy(server, strict_site, visitor, fake_llm):
+    fake_llm.responder = lambda request: Reply(text=REPLY, token_delay=0.02)
+    page = visitor
+    page.add_init_script(RECORD_VIOLATIONS)
+    page.goto(strict_site["url"])
+    dialog = open_widget(page)
+    # the widget is styled (its stylesheet is a constructed one, which the page's policy allows)
+    position = page.evaluate("getComputedStyle(document.querySelector('[data-skein-widget]').shadowRoot.querySelector('.launcher')).position")
+    assert position == "fixed"
+    expect(dialog).to_be_visible()
+    page.get_by_role("textbox", name="Message").fill("When are you open?")
+    page.keyboard.press("Enter")
+    expect_reply(page, 1, REPLY)
+    assert page.evaluate("window.__violations") == [] and page.errors == []
+    # the app's own answers carry its policy; the widget script is served to any page
+    script = httpx.get(f"{server['base']}/widget.js", timeout=60)
+    assert script.status_code == 200

@@ -1,15 +1,15 @@
 from django.contrib.auth import authenticate, login, logout
-from django.core.cache import cache
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from workflows import accounts
 
 
 class CredentialsSerializer(serializers.Serializer):
@@ -22,46 +22,34 @@ class UserSerializer(serializers.Serializer):
     username = serializers.CharField()
 
 
-LOGIN_FAILURES_ALLOWED = 10
-LOGIN_LOCKOUT_S = 15 * 60
-
-
 class TooManyLogins(Throttled):
     default_detail = "too many failed logins; try again later"
 
 
-def _failure_keys(request, username: str) -> list[str]:
-    client = request.META.get("REMOTE_ADDR", "unknown")
-    return [f"skein:login-fail:user:{username.lower()}", f"skein:login-fail:ip:{client}"]
-
-
 def _authenticate(request):
     """Check a username and password; after repeated failures (per account and per client
-    address) further attempts answer 429 for a while, right or wrong."""
+    address, counted by ``accounts.LockoutBackend``) further attempts answer 429 for a while,
+    right or wrong."""
     data = CredentialsSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    keys = _failure_keys(request, data.validated_data["username"])
-    if any((cache.get(key) or 0) >= LOGIN_FAILURES_ALLOWED for key in keys):
-        raise TooManyLogins(wait=LOGIN_LOCKOUT_S)
+    if accounts.login_locked(request, data.validated_data["username"]):
+        raise TooManyLogins(wait=accounts.LOGIN_LOCKOUT_S)
     user = authenticate(request, **data.validated_data)
     if user is None:
-        for key in keys:
-            cache.add(key, 0, timeout=LOGIN_LOCKOUT_S)
-            cache.incr(key)
         raise serializers.ValidationError({"detail": "wrong username or password"})
     return user
 
 
 class TokenView(APIView):
-    """Exchange a username and password for an API token (``Authorization: Token <key>``)."""
+    """Exchange a username and password for an API token (``Authorization: Token <key>``). Logging
+    out and changing the password revoke it; with ``SKEIN_TOKEN_TTL_HOURS`` it also expires."""
 
     permission_classes = [AllowAny]
     authentication_classes = []
 
     @extend_schema(request=CredentialsSerializer, responses={200: {"type": "object", "properties": {"token": {"type": "string"}}}})
     def post(self, request):
-        token, _ = Token.objects.get_or_create(user=_authenticate(request))
-        return Response({"token": token.key})
+        return Response({"token": accounts.token_for(user=_authenticate(request)).key})
 
 
 @method_decorator(csrf_protect, name="dispatch")  # login CSRF: a page must not log a visitor in as someone else
@@ -76,9 +64,35 @@ class LoginView(APIView):
 
 
 class LogoutView(APIView):
+    """End the session and revoke the caller's API token (a new one comes from POST /api/auth/token/)."""
+
     @extend_schema(request=None, responses={204: None})
     def post(self, request):
+        if request.user.is_authenticated:
+            accounts.tokens_revoke(user=request.user)
         logout(request)
+        return Response(status=204)
+
+
+class PasswordChangeInput(serializers.Serializer):
+    old_password = serializers.CharField(max_length=200, trim_whitespace=False)
+    new_password = serializers.CharField(max_length=200, trim_whitespace=False)
+
+
+class PasswordChangeView(APIView):
+    """Change the caller's password. Every API token of theirs is revoked and their other sessions
+    end; this session goes on."""
+
+    @extend_schema(request=PasswordChangeInput, responses={204: None})
+    def post(self, request):
+        data = PasswordChangeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        if accounts.login_locked(request, request.user.get_username()):
+            raise TooManyLogins(wait=accounts.LOGIN_LOCKOUT_S)
+        try:
+            accounts.password_change(request=request, user=request.user, **data.validated_data)
+        except accounts.PasswordRefused as refused:
+            raise serializers.ValidationError({refused.field: refused.messages}) from None
         return Response(status=204)
 
 

@@ -6,6 +6,8 @@ import logging
 
 import kombu.exceptions
 import redis
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import APIException
@@ -40,6 +42,9 @@ def exception_handler(exc, context):
         return Response({"detail": "the workflow has errors", "errors": exc.issues}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, GraphShapeError):
         return Response({"detail": str(exc), "errors": [{"node": None, "field": "graph", "message": str(exc)}]}, status=400)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response({"detail": f"the body is larger than {limit} bytes"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, NoTrigger):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     for kind, service in UNAVAILABLE.items():

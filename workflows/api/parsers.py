@@ -1,14 +1,22 @@
+from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from workflows.text import contains_nul
+from workflows.text import BadJSON, parse_json
 
 
 class StrictJSONParser(JSONParser):
-    """JSON without NUL characters anywhere: no database stores them, so they are a 400 up front."""
+    """JSON that nests at most ``MAX_JSON_DEPTH`` deep, without NUL characters anywhere (no database
+    stores them): anything else is a 400 up front, and nothing recurses on request data."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
-        if contains_nul(data):
-            raise ParseError("NUL characters (\\u0000) are not allowed")
-        return data
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = stream.read().decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise ParseError(f"JSON parse error - {exc}") from None
+        try:
+            return parse_json(text)
+        except BadJSON as exc:
+            raise ParseError(str(exc)) from None

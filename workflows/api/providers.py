@@ -1,12 +1,13 @@
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
+from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from workflows import llm, selectors, services
+from workflows import connection_test, netguard, selectors, services
 from workflows.models import Provider
-
 
 
 class ProviderInput(serializers.Serializer):
@@ -14,6 +15,13 @@ class ProviderInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Provider.Kind.choices)
     api_base = serializers.URLField(max_length=500, required=False, allow_blank=True)
     api_key = serializers.CharField(max_length=1000, required=False, allow_blank=True, write_only=True, trim_whitespace=True)
+
+    def validate_api_base(self, value):
+        """DESIGN.md §11: a base URL that reaches a refused address is refused when it is saved."""
+        problem = netguard.api_base_problem(value) if value else None
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 class ProviderOutput(serializers.ModelSerializer):
@@ -48,7 +56,10 @@ class ProviderDetailView(APIView):
         provider = self._get(request, pk)
         data = ProviderInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        return Response(ProviderOutput(services.provider_update(provider=provider, **data.validated_data)).data)
+        try:
+            return Response(ProviderOutput(services.provider_update(provider=provider, **data.validated_data)).data)
+        except services.KeyNeededAgain as exc:
+            raise serializers.ValidationError({"api_key": str(exc)}) from None
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
@@ -68,7 +79,7 @@ class ProviderTestOutput(serializers.Serializer):
     ok = serializers.BooleanField()
     model = serializers.CharField()
     reply = serializers.CharField(required=False)
-    reason = serializers.CharField(required=False, help_text="auth, unknown_model, unreachable, timeout, rate_limited, ...")
+    reason = serializers.ChoiceField(choices=sorted(connection_test.EXPLANATIONS), required=False)
     error = serializers.CharField(required=False)
     latency_ms = serializers.IntegerField(required=False)
     prompt_tokens = serializers.IntegerField(required=False)
@@ -76,26 +87,43 @@ class ProviderTestOutput(serializers.Serializer):
     cost = serializers.FloatField(required=False)
 
 
+class ConnectionTestThrottle(UserRateThrottle):
+    """Each test makes real requests to a server the caller names: a few per minute per user."""
+
+    scope = "provider_test"
+
+    def get_rate(self):
+        return f"{settings.SKEIN_PROVIDER_TESTS_PER_MINUTE}/min"
+
+
 class ProviderTestView(APIView):
     """Test connection: one tiny real call. 200 either way; ``ok`` says whether it worked and
-    ``error`` says what to fix (wrong key, unreachable host, unknown model)."""
+    ``reason`` which of a fixed set of problems it met (``error`` says what to fix). A base URL
+    on a refused address is a 400 on ``api_base``; more than a few tests a minute, 429."""
+
+    throttle_classes = [ConnectionTestThrottle]
 
     @extend_schema(request=ProviderTestInput, responses={200: ProviderTestOutput})
     def post(self, request, pk: int):
         provider = get_object_or_404(selectors.provider_list(owner=request.user), pk=pk)
         data = ProviderTestInput(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(llm.connection_test(provider=provider, model=data.validated_data.get("model", "")))
+        problem = netguard.api_base_problem(provider.api_base) if provider.api_base else None
+        if problem:
+            raise serializers.ValidationError({"api_base": [problem]})
+        return Response(connection_test.connection_test(provider=provider, model=data.validated_data.get("model", "")))
 
 
 class ProviderDraftTestView(APIView):
     """Test a provider's settings before saving them (nothing is stored)."""
 
-    @extend_schema(request=ProviderDraftTestInput, responses={200: ProviderTestOutput})
+    throttle_classes = [ConnectionTestThrottle]
+
+    @extend_schema(request=ProviderDraftTestInput, responses={200: ProviderTestOutput}, operation_id="providers_test_draft")
     def post(self, request):
         data = ProviderDraftTestInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         provider = Provider(owner=request.user, name=values.get("name") or "draft", kind=values["kind"], api_base=values.get("api_base") or "")
         provider.api_key = values.get("api_key") or ""
-        return Response(llm.connection_test(provider=provider, model=values.get("model", "")))
+        return Response(connection_test.connection_test(provider=provider, model=values.get("model", "")))

@@ -49,7 +49,7 @@ SSE_DESCRIPTION = """A `text/event-stream`. Each event is `event: <type>` and `d
 
 - `accepted` `{run, thread}`: first, once the run exists;
 - then the run's events (DESIGN.md §5): `run.started`, `node.started`, `llm.token` `{node, text}`,
-  `node.finished`, `memory.summarized`, `memory.warning`;
+  `node.finished`, `memory.summarizing`, `memory.summarized`, `memory.warning`;
 - last `run.finished` `{run, reply, warnings}` or `run.failed` `{run, error}`, and the stream ends.
 
 `error` `{code, message}` ends the stream early (e.g. `timeout`). Lines starting with `:` are

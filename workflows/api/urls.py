@@ -7,6 +7,7 @@ urlpatterns = [
     path("auth/login/", auth.LoginView.as_view()),
     path("auth/logout/", auth.LogoutView.as_view()),
     path("auth/me/", auth.MeView.as_view()),
+    path("auth/password/", auth.PasswordChangeView.as_view()),
     path("auth/csrf/", auth.CsrfView.as_view()),
     path("node-types/", workflows.NodeTypeListView.as_view()),
     path("providers/", providers.ProviderListView.as_view()),

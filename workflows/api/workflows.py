@@ -26,18 +26,35 @@ class WorkflowOutput(serializers.Serializer):
     updated = serializers.DateTimeField()
 
 
-def workflow_data(workflow, request) -> dict:
+class WorkflowListItem(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    graph = serializers.JSONField()
+    revision = serializers.IntegerField()
+    published_version = serializers.IntegerField(allow_null=True)
+    created = serializers.DateTimeField()
+    updated = serializers.DateTimeField()
+
+
+def workflow_summary(workflow) -> dict:
+    """A workflow as lists show it: no validation and no triggers (open one for those)."""
     published = workflow.published_version
     return {
         "id": workflow.pk,
         "name": workflow.name,
         "graph": workflow.graph,
         "revision": workflow.revision,
-        "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
         "published_version": published.number if published else None,
-        "triggers": triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
         "created": workflow.created,
         "updated": workflow.updated,
+    }
+
+
+def workflow_data(workflow, request) -> dict:
+    return {
+        **workflow_summary(workflow),
+        "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
+        "triggers": triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
     }
 
 
@@ -85,11 +102,11 @@ class NodeTypeListView(APIView):
 
 
 class WorkflowListView(APIView):
-    @extend_schema(responses={200: WorkflowOutput(many=True)})
+    @extend_schema(responses={200: WorkflowListItem(many=True)})
     def get(self, request):
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user), request, view=self)
-        return paginator.get_paginated_response([workflow_data(w, request) for w in page])
+        page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self)
+        return paginator.get_paginated_response([workflow_summary(w) for w in page])
 
     @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})
     def post(self, request):

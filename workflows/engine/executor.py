@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .registry import FlowValue, NodeError, NodeResult, PortKind
-from .services import MemoryBinding, ModelRef, RunServices
+from .services import MemoryBinding, RunServices
 from .validation import Analysis, ResolvedNode
 
 
@@ -45,52 +45,18 @@ class NodeContext:
     def payload(self) -> dict:
         return self.services.payload
 
-    def attached(self, port: str) -> list[ResolvedNode]:
-        """The nodes attached to one of this node's resource inputs."""
-        return [
-            self.analysis.nodes[e.source]
-            for e in self.analysis.edges
-            if e.target == self.node_id and e.target_handle == port and e.source in self.analysis.nodes
-        ]
-
     def consumers(self) -> list[ResolvedNode]:
         """The nodes this node (a memory) is attached to."""
-        return [
-            self.analysis.nodes[e.target]
-            for e in self.analysis.edges
-            if e.source == self.node_id and e.source_handle == "memory" and e.target in self.analysis.nodes
-        ]
+        return self.analysis.consumers(self.node_id)
 
-    def memory_binding(self, consumer_model: ModelRef | None) -> MemoryBinding | None:
+    def memory_binding(self) -> MemoryBinding | None:
         """The memory attached to this node's ``memory`` port, bound to this node as consumer."""
-        memories = self.attached("memory")
-        if not memories:
-            return None
-        return bind_memory(memories[0], self, consumer_node=self.node_id, consumer_model=consumer_model)
+        memories = self.analysis.attached(self.node_id, "memory")
+        return self.analysis.memory_binding(memories[0].node_id, self.node_id) if memories else None
 
-
-def bind_memory(memory: ResolvedNode, ctx: NodeContext, *, consumer_node: str | None, consumer_model: ModelRef | None) -> MemoryBinding:
-    params = memory.params
-    history_kind = getattr(params, "history", "global")
-    history_name = {"global": "", "node": memory.node_id}.get(history_kind, getattr(params, "name", "") or "")
-    summarizer = consumer_model
-    if getattr(params, "llm_source", None) == "external":
-        models = [
-            ctx.analysis.nodes[e.source]
-            for e in ctx.analysis.edges
-            if e.target == memory.node_id and e.target_handle == "llm" and e.source in ctx.analysis.nodes
-        ]
-        summarizer = models[0].node_type.model_ref_of(models[0].params) if models else None
-    return MemoryBinding(
-        memory_node=memory.node_id,
-        memory_type=memory.node_type.type,
-        params=params,
-        history_kind=history_kind,
-        history_name=history_name,
-        consumer_node=consumer_node,
-        consumer_model=consumer_model,
-        summarizer_model=summarizer,
-    )
+    def own_memory_binding(self) -> MemoryBinding:
+        """This node's own memory (the node is a memory in the flow), bound to its first consumer."""
+        return self.analysis.memory_binding(self.node_id)
 
 
 def execute(analysis: Analysis, *, trigger_id: str, input_value: FlowValue, services: RunServices) -> ExecutionResult:
@@ -124,9 +90,7 @@ def execute(analysis: Analysis, *, trigger_id: str, input_value: FlowValue, serv
                 value = values.get((edge.source, edge.source_handle))
                 if value is not None:
                     inputs[edge.target_handle].append(value)
-            if not inputs and not (
-                getattr(node_type, "runs_as_source", False) and not flow_in[node_id] and flow_out[node_id]
-            ):
+            if not inputs and not (node_type.runs_as_source and not flow_in[node_id] and flow_out[node_id]):
                 continue
 
         ctx = NodeContext(node_id=node_id, resolved=resolved, analysis=analysis, services=services)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+# Node ids name steps, webhooks and runs' trigger nodes in the database (100 characters) and
+# appear in URLs: short, and made of letters, digits and ``_ . : -``.
+NODE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,99}")
 
 
 class GraphShapeError(ValueError):
@@ -52,6 +57,9 @@ class Graph:
                 issues.append(_issue(None, f"nodes[{index}]", "each node needs a non-empty string 'id'"))
                 continue
             node_id = item["id"]
+            if not NODE_ID.fullmatch(node_id):
+                issues.append(_issue(None, f"nodes[{index}].id", f"node id '{node_id[:40]}' must be 1-100 letters, digits, '_', '.', ':' or '-'"))
+                continue
             if node_id in nodes:
                 issues.append(_issue(node_id, "id", f"duplicate node id '{node_id}'"))
                 continue

@@ -55,6 +55,11 @@ class NodeResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+def issue(node: str | None, field: str | None, message: str) -> dict:
+    """A validation problem, keyed by node and field (``{node, field, message}``)."""
+    return {"node": node, "field": field, "message": message}
+
+
 class NodeError(Exception):
     """A node failed in a way the participant's run should report clearly (bad model answer...)."""
 
@@ -70,6 +75,9 @@ class NodeType:
     is_trigger: ClassVar[bool] = False
     # Output ports named by a params list (a router's routes): the editor draws one handle per item.
     dynamic_outputs: ClassVar[str | None] = None
+    # Runs at the start of the flow even with nothing flowing in, when one of its flow outputs is
+    # wired (a memory emitting its messages).
+    runs_as_source: ClassVar[bool] = False
 
     def output_ports(self, params: Params) -> tuple[Port, ...]:
         return self.outputs
@@ -79,6 +87,11 @@ class NodeType:
 
     def model_ref_of(self, params: Params):
         """The model this node calls (a ``ModelRef``), or None for nodes that call none."""
+        return None
+
+    def memory_spec(self, node_id: str, params: Params, attached) -> Any | None:
+        """For a memory: the value ``memory/`` reads (``memory.spec.MemorySpec``); None for other
+        nodes. ``attached(port)`` lists the nodes attached to one of this node's resource inputs."""
         return None
 
     def check(self, node_id: str, params: Params, graph_view: GraphView) -> list[dict]:

@@ -39,16 +39,12 @@ class LLMResult:
 
 @dataclass(frozen=True)
 class MemoryBinding:
-    """A memory node as one consumer uses it: which history, how it is trimmed, who summarizes."""
+    """A memory as one consumer uses it: the memory's spec, built by the memory node's type and
+    read only by ``memory/`` (the engine does not look inside), and the node that consumes it."""
 
-    memory_node: str
-    memory_type: str
-    params: Any  # the memory node's validated params
-    history_kind: str  # global | node | named
-    history_name: str  # "" for global, the memory node id for node, the name for named
+    spec: Any
     consumer_node: str | None = None
     consumer_model: ModelRef | None = None
-    summarizer_model: ModelRef | None = None
 
 
 @dataclass
@@ -62,7 +58,7 @@ class MemoryContext:
 class MemoryServices(Protocol):
     def context(self, binding: MemoryBinding) -> MemoryContext: ...
 
-    def record(self, binding: MemoryBinding, entries: list[dict]) -> None: ...
+    def record_exchange(self, binding: MemoryBinding, user_text: str, model_text: str) -> None: ...
 
     def replace(self, binding: MemoryBinding, messages: list[dict]) -> None: ...
 

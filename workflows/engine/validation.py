@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+import hashlib
+import json
+import threading
+from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from .graph import Graph
-from .registry import GraphView, NodeType, Params, Port, PortKind, get_node_type
+from .registry import GraphView, NodeType, Params, Port, PortKind, get_node_type, issue
+from .services import MemoryBinding
 
 
 @dataclass
@@ -34,9 +38,29 @@ class Analysis:
     def ok(self) -> bool:
         return not self.issues
 
+    def attached(self, node_id: str, port: str) -> list[ResolvedNode]:
+        """The nodes attached to one of ``node_id``'s resource inputs (a memory, a model)."""
+        return [
+            self.nodes[e.source] for e in self.edges if e.target == node_id and e.target_handle == port and e.source in self.nodes
+        ]
 
-def issue(node: str | None, field: str | None, message: str) -> dict:
-    return {"node": node, "field": field, "message": message}
+    def consumers(self, node_id: str) -> list[ResolvedNode]:
+        """The nodes a memory is attached to."""
+        return [
+            self.nodes[e.target] for e in self.edges if e.source == node_id and e.source_handle == "memory" and e.target in self.nodes
+        ]
+
+    def memory_binding(self, memory_id: str, consumer_id: str | None = None) -> MemoryBinding:
+        """A memory node bound to one consumer (by default its first): the value ``memory/`` reads."""
+        memory = self.nodes[memory_id]
+        consumers = self.consumers(memory_id)
+        consumer = self.nodes.get(consumer_id) if consumer_id else (consumers[0] if consumers else None)
+        spec = memory.node_type.memory_spec(memory_id, memory.params, lambda port: self.attached(memory_id, port))
+        return MemoryBinding(
+            spec=spec,
+            consumer_node=consumer.node_id if consumer else None,
+            consumer_model=consumer.node_type.model_ref_of(consumer.params) if consumer else None,
+        )
 
 
 def analyze(graph: Graph) -> Analysis:
@@ -112,9 +136,24 @@ def analyze(graph: Graph) -> Analysis:
         issues.extend(rn.node_type.check(node_id, rn.params, view))
 
     flow_edges = [e for e in valid_edges if resolved[e.source].outputs[e.source_handle].kind == PortKind.FLOW]
-    order, cyclic = _topological_order(list(graph.nodes), flow_edges)
+    # A resource node that takes part in the flow (a memory whose set_history is fed) runs before
+    # the nodes it is attached to: they read what it replaced, in the same run (DESIGN.md §4).
+    in_flow, flow_set = {e.target for e in flow_edges}, set(flow_edges)
+    runs_first = [e for e in valid_edges if e.source in in_flow and e not in flow_set]
+    order, cyclic = _topological_order(list(graph.nodes), flow_edges + runs_first)
+    looped = set(cyclic)
     for node_id in cyclic:
         issues.append(issue(node_id, None, "this node is part of a cycle; flow edges must not loop back"))
+    for edge in runs_first:
+        if edge.source in looped and edge.target in looped:
+            issues.append(
+                issue(
+                    edge.source,
+                    "set_history",
+                    f"'{edge.target}' reads this memory, so it cannot also feed its set_history: "
+                    "the history is replaced before the nodes that read it run",
+                )
+            )
 
     triggers = [n for n, rn in resolved.items() if rn.node_type.is_trigger]
     if not triggers:
@@ -129,11 +168,24 @@ def analyze(graph: Graph) -> Analysis:
 
 
 def _topological_order(node_ids: list[str], edges) -> tuple[list[str], list[str]]:
-    indegree = {n: 0 for n in node_ids}
+    """Kahn's order of the flow graph, and the nodes on cycles. Each edge is looked at a bounded
+    number of times: linear in the size of the graph."""
+    pairs = [(edge.source, edge.target) for edge in edges]
+    order, left = _peel(node_ids, pairs)
+    # Kahn leaves cycles and whatever hangs below them; peel off the nodes that lead nowhere, the
+    # same way backwards.
+    inside = [(target, source) for source, target in pairs if source in left and target in left]
+    _peeled, on_cycles = _peel([n for n in node_ids if n in left], inside)
+    return order, [n for n in node_ids if n in on_cycles]
+
+
+def _peel(node_ids: list[str], pairs: list[tuple[str, str]]) -> tuple[list[str], set[str]]:
+    """Repeatedly remove the nodes nothing points to: (the removal order, what could not be removed)."""
+    indegree = dict.fromkeys(node_ids, 0)
     adjacency: dict[str, list[str]] = defaultdict(list)
-    for edge in edges:
-        adjacency[edge.source].append(edge.target)
-        indegree[edge.target] += 1
+    for source, target in pairs:
+        adjacency[source].append(target)
+        indegree[target] += 1
     queue = deque(n for n in node_ids if indegree[n] == 0)
     order = []
     while queue:
@@ -143,14 +195,7 @@ def _topological_order(node_ids: list[str], edges) -> tuple[list[str], list[str]
             indegree[nxt] -= 1
             if indegree[nxt] == 0:
                 queue.append(nxt)
-    # Kahn leaves cycles and whatever hangs below them; peel off the nodes that lead nowhere.
-    left = {n for n in node_ids if indegree[n] > 0}
-    while True:
-        sinks = {n for n in left if not any(t in left for t in adjacency[n])}
-        if not sinks:
-            break
-        left -= sinks
-    return order, [n for n in node_ids if n in left]
+    return order, {n for n in node_ids if indegree[n] > 0}
 
 
 def _reachable(starts: list[str], edges) -> set[str]:
@@ -170,3 +215,25 @@ def _reachable(starts: list[str], edges) -> set[str]:
 def validate(raw_graph) -> list[dict]:
     """Every issue of a raw graph; a graph that is not graph-shaped raises ``GraphShapeError``."""
     return analyze(Graph.parse(raw_graph)).issues
+
+
+_ANALYSES: OrderedDict[str, Analysis] = OrderedDict()
+_ANALYSES_LOCK = threading.Lock()
+ANALYSES_KEPT = 256
+
+
+def analyze_raw(raw_graph) -> Analysis:
+    """``analyze(Graph.parse(raw_graph))``, computed once per distinct graph and process (a draft
+    revision is read many times: every GET, every autosave answer). Treat the result as read-only."""
+    key = hashlib.sha256(json.dumps(raw_graph, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    with _ANALYSES_LOCK:
+        cached = _ANALYSES.get(key)
+        if cached is not None:
+            _ANALYSES.move_to_end(key)
+            return cached
+    analysis = analyze(Graph.parse(raw_graph))
+    with _ANALYSES_LOCK:
+        _ANALYSES[key] = analysis
+        while len(_ANALYSES) > ANALYSES_KEPT:
+            _ANALYSES.popitem(last=False)
+    return analysis

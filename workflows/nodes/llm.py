@@ -17,17 +17,15 @@ def chat_messages(system_prompt: str, history: list[dict], user_text: str) -> li
 
 def ask_model(ctx, ref, system_prompt: str, user_text: str):
     """Call the node's model with its memory; returns the memory binding (or None) and the result."""
-    binding = ctx.memory_binding(ref)
+    binding = ctx.memory_binding()
     history = ctx.services.memory.context(binding).messages if binding else []
     return binding, ctx.services.call_model(ctx.node_id, ref, chat_messages(system_prompt, history, user_text))
 
 
 def remember(ctx, binding, user_text: str, model_text: str) -> None:
-    """Node and named histories record the node's input and its model's output, immediately."""
-    if binding is not None and binding.history_kind != "global":
-        ctx.services.memory.record(
-            binding, [{"role": "user", "content": user_text}, {"role": "assistant", "content": model_text}]
-        )
+    """The node's exchange goes to its memory (memory/ decides which histories take it when)."""
+    if binding is not None:
+        ctx.services.memory.record_exchange(binding, user_text, model_text)
 
 
 @register

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
-from workflows.engine.executor import bind_memory
-from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, register
+from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue, register
 
 CONSUMERS = ("llm", "router.llm")
 
@@ -42,28 +42,34 @@ class MemoryNode(NodeType):
     category = "Memory"
     inputs = (Port("set_history", label="set history"),)
     outputs = (Port("memory", PortKind.MEMORY), Port("messages"))
-    # With nothing flowing in, a memory whose messages port is wired still emits at the start.
-    runs_as_source = True
+    runs_as_source = True  # with nothing flowing in, a memory whose messages port is wired still emits
+
+    def strategy(self, params, attached) -> memory_spec.Buffer | memory_spec.Window | memory_spec.Summary:
+        return memory_spec.Buffer()
+
+    def memory_spec(self, node_id, params, attached) -> memory_spec.MemorySpec:
+        return memory_spec.MemorySpec(
+            node=node_id,
+            history=memory_spec.HistoryRef.of(params.history, memory_node=node_id, name=params.name),
+            scope=params.key,
+            seeds=tuple({"role": m.role, "content": m.content} for m in params.seed_messages),
+            strategy=self.strategy(params, attached),
+        )
 
     def check(self, node_id, params, view):
         issues = []
         consumers = view.outgoing.get("memory", [])
         for consumer in consumers:
             if view.node_types.get(consumer) not in CONSUMERS:
-                issues.append({"node": node_id, "field": "memory", "message": "memory can only attach to an llm or router.llm node"})
+                issues.append(issue(node_id, "memory", "memory can only attach to an llm or router.llm node"))
         if params.history == "node" and len(consumers) > 1:
-            issues.append(
-                {"node": node_id, "field": "history", "message": "a node history serves one node; use a named history to share"}
-            )
+            issues.append(issue(node_id, "history", "a node history serves one node; use a named history to share"))
         if view.outgoing.get("messages") and not params.emit_messages:
-            issues.append({"node": node_id, "field": "emit_messages", "message": "turn on emit_messages to use the messages output"})
+            issues.append(issue(node_id, "emit_messages", "turn on emit_messages to use the messages output"))
         return issues
 
     def run(self, ctx, inputs):
-        consumers = ctx.consumers()
-        consumer = consumers[0] if consumers else None
-        consumer_model = consumer.node_type.model_ref_of(consumer.params) if consumer else None
-        binding = bind_memory(ctx.resolved, ctx, consumer_node=consumer.node_id if consumer else None, consumer_model=consumer_model)
+        binding = ctx.own_memory_binding()
         replaced = 0
         if inputs.get("set_history"):
             messages = history_from_input(inputs["set_history"])
@@ -113,14 +119,16 @@ class WindowMemory(MemoryNode):
     description = "Sends the newest messages: the last K, or as many as fit a token limit."
 
     class Params(MemoryParams):
-        max_messages: int | None = Field(20, ge=1, le=100000, description="Keep the newest K messages")
-        max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens")
+        max_messages: int | None = Field(
+            None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)"
+        )
+        max_tokens: int | None = Field(
+            None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens"
+        )
 
-        @model_validator(mode="after")
-        def _has_a_limit(self):
-            if self.max_messages is None and self.max_tokens is None:
-                raise ValueError("set max_messages or max_tokens")
-            return self
+    def strategy(self, params, attached):
+        # A limit that is not set does not apply; both set, both hold.
+        return memory_spec.Window(max_messages=params.max_messages, max_tokens=params.max_tokens)
 
 
 @register
@@ -147,10 +155,21 @@ class SummaryMemory(MemoryNode):
                 raise ValueError("keep_last must be smaller than max_messages")
             return self
 
+    def strategy(self, params, attached):
+        models = attached("llm") if params.llm_source == "external" else []
+        return memory_spec.Summary(
+            max_messages=params.max_messages,
+            max_tokens=params.max_tokens,
+            keep_last=params.keep_last,
+            prompt=params.summary_prompt,
+            external=params.llm_source == "external",
+            # The attached llm.model's own params (temperature included) make the summarizer call.
+            external_model=models[0].node_type.model_ref_of(models[0].params) if models else None,
+            external_node=models[0].node_id if models else None,
+        )
+
     def check(self, node_id, params, view):
         issues = super().check(node_id, params, view)
         if params.llm_source == "external" and not view.incoming.get("llm"):
-            issues.append(
-                {"node": node_id, "field": "llm", "message": "llm_source is external: attach an llm.model node to the llm port"}
-            )
+            issues.append(issue(node_id, "llm", "llm_source is external: attach an llm.model node to the llm port"))
         return issues

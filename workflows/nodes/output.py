@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from django.conf import settings
+
 from workflows.engine.registry import NodeResult, NodeType, Port, register
 
 from .common import joined_text
@@ -14,5 +16,15 @@ class OutputNode(NodeType):
     inputs = (Port("input"),)
 
     def run(self, ctx, inputs):
-        text = joined_text(inputs)
+        text = reply_capped(joined_text(inputs))
         return NodeResult(outputs={}, details={"reply": text, "output_text": text})
+
+
+def reply_capped(text: str) -> str:
+    """A reply is at most SKEIN_MAX_REPLY_CHARS characters (it must fit one WebSocket frame, and
+    it is stored in the run, its step and the transcript); a longer one is cut, and says so."""
+    limit = settings.SKEIN_MAX_REPLY_CHARS
+    if len(text) <= limit:
+        return text
+    note = f"\n\n[reply cut: it was longer than {limit:,} characters]"
+    return text[: limit - len(note)] + note

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+import re2
 from pydantic import Field, field_validator, model_validator
 
 from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, PortKind, register
 
-from .common import ModelParams, joined_text
+from .common import CpuBudget, ModelParams, joined_text
 from .llm import ask_model, remember
 
 ROUTE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_ .-]{0,63}$"
@@ -112,11 +114,8 @@ class StaticRoute(Params):
     @field_validator("match")
     @classmethod
     def _valid_regex(cls, value: str) -> str:
-        if len(value) >= 2 and value.startswith("/") and value.endswith("/"):
-            try:
-                re.compile(value[1:-1])
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
+        if _is_regex(value):
+            route_regex(value[1:-1])  # a ValueError saying what RE2 cannot do
         return value
 
 
@@ -139,17 +138,49 @@ class StaticRouter(RouterNode):
 
     def run(self, ctx, inputs):
         text = joined_text(inputs)
+        budget = CpuBudget(f"{self.type} '{ctx.node_id}'")
         for route in ctx.params.routes:
+            budget.check()
             if route_matches(route.match, text, ctx.payload):
                 return self.pass_through(inputs, route.name, {})
         return self.pass_through(inputs, ctx.params.default_route, {})
 
 
+# Route rules see the first MAX_MATCHED_CHARS of the input. Regexes run in RE2, whose matching
+# time is linear in the text (no backtracking: a pattern like /^(\w+\s?)+$/ cannot freeze the
+# process) and which releases the GIL while it matches.
+MAX_MATCHED_CHARS = 20_000
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+_RE2_OPTIONS.max_mem = 8 << 20  # bytes for one compiled pattern: huge repetitions fail to compile
+
+
+def _is_regex(match: str) -> bool:
+    return len(match) >= 2 and match.startswith("/") and match.endswith("/")
+
+
+@lru_cache(maxsize=2048)
+def route_regex(pattern: str):
+    r"""``pattern`` compiled by RE2; ``ValueError`` with a reason a person can act on otherwise.
+
+    RE2 takes Python's syntax except look-around, back-references and possessive or atomic groups;
+    ``\w``, ``\d`` and ``\b`` are ASCII (use ``\pL`` for any letter)."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(
+            f"this regular expression cannot be used: {reason} (routes match in linear time with RE2: "
+            "no look-ahead/look-behind, back-references or comments)"
+        ) from None
+
+
 def route_matches(match: str, text: str, payload: dict) -> bool:
     if not match:
         return False
-    if len(match) >= 2 and match.startswith("/") and match.endswith("/"):
-        return re.search(match[1:-1], text) is not None
+    text = text[:MAX_MATCHED_CHARS]
+    if _is_regex(match):
+        return route_regex(match[1:-1]).search(text) is not None
     if match.startswith("payload.") and "=" in match:
         path, expected = match[len("payload.") :].split("=", 1)
         value = payload

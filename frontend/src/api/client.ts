@@ -3,6 +3,7 @@
 import type {
   ChatReply,
   Graph,
+  MemoryExport,
   MemoryHistory,
   MemoryMessage,
   NodeTypeSpec,
@@ -18,6 +19,7 @@ import type {
   WidgetSettings,
   WidgetTheme,
   Workflow,
+  WorkflowSummary,
 } from './types';
 
 export class ApiError extends Error {
@@ -160,6 +162,8 @@ export const api = {
   me: () => request<User>('GET', '/api/auth/me/'),
   login: (username: string, password: string) => request<User>('POST', '/api/auth/login/', { username, password }),
   logout: () => request<void>('POST', '/api/auth/logout/'),
+  changePassword: (oldPassword: string, newPassword: string) =>
+    request<void>('POST', '/api/auth/password/', { old_password: oldPassword, new_password: newPassword }),
 
   nodeTypes: () => request<NodeTypeSpec[]>('GET', '/api/node-types/'),
 
@@ -171,7 +175,7 @@ export const api = {
     request<ProviderTestResult>('POST', `/api/providers/${id}/test/`, model ? { model } : {}),
 
   workflows: (params: { limit?: number; offset?: number } = {}) =>
-    request<Page<Workflow>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
+    request<Page<WorkflowSummary>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
   workflow: (id: number) => request<Workflow>('GET', `/api/workflows/${id}/`),
   createWorkflow: (body: { name: string; graph: Graph }) => request<Workflow>('POST', '/api/workflows/', body),
   /** PUT when the graph is sent, else PATCH; a stale revision throws ConflictError. */
@@ -195,6 +199,10 @@ export const api = {
   threadMemory: (id: number) => request<MemoryHistory[]>('GET', `/api/threads/${id}/memory/`),
   replaceMemory: (id: number, name: string, messages: MemoryMessage[]) =>
     request<MemoryHistory>('PUT', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { messages }),
+  editSummary: (id: number, name: string, summary: string) =>
+    request<MemoryHistory>('PATCH', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { summary }),
+  exportMemory: (id: number) => request<MemoryExport>('GET', `/api/threads/${id}/memory-export/`),
+  importMemory: (id: number, file: MemoryExport) => request<MemoryHistory[]>('POST', `/api/threads/${id}/memory-import/`, file),
 };
 
 /** Some list endpoints may come paginated; the pages that need one list read it whole. */

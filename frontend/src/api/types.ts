@@ -78,17 +78,21 @@ export interface ValidationIssue {
   message: string;
 }
 
-export interface Workflow {
+/** A workflow as `GET /api/workflows/` lists it: no validation, no triggers. */
+export interface WorkflowSummary {
   id: number;
   name: string;
   graph: Graph;
   revision: number;
-  errors: ValidationIssue[];
   published_version: number | null;
-  /** The published version's triggers (empty before the first publish). */
-  triggers?: TriggerInfo[];
   created: string;
   updated: string;
+}
+
+export interface Workflow extends WorkflowSummary {
+  errors: ValidationIssue[];
+  /** The published version's triggers (empty before the first publish). */
+  triggers?: TriggerInfo[];
 }
 
 /** A trigger of the published version (`GET /api/workflows/{id}/` → `triggers`). */
@@ -171,6 +175,28 @@ export interface RunStep {
   output: string;
   error: string;
   details: Record<string, unknown>;
+  /** Exactly what this step's model was sent; null for a node that called no model. */
+  messages?: SentMessage[] | null;
+}
+
+export interface SentMessage {
+  role: string;
+  content: string;
+}
+
+/** One summarizer call of a run (`GET /api/runs/{id}/` → `summarizations`). */
+export interface Summarization {
+  node: string;
+  status: 'ok' | 'failed';
+  model: string;
+  from_seq: number;
+  through_seq: number;
+  message_count: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  duration_ms: number;
+  error: string;
+  messages: SentMessage[];
 }
 
 export interface RunSummary {
@@ -193,6 +219,7 @@ export interface RunSummary {
 
 export interface Run extends RunSummary {
   steps: RunStep[];
+  summarizations?: Summarization[];
 }
 
 export interface MemoryMessage {
@@ -204,10 +231,28 @@ export interface MemoryMessage {
 export interface MemoryHistory {
   name: string;
   node: string | null;
+  type?: string;
   history: string;
+  /** Whether this memory keeps a running summary (its text can be edited). */
+  summarizes?: boolean;
   summary: string;
+  summary_through?: number;
+  summarize_next?: boolean;
+  tokenizer?: string;
   messages: MemoryMessage[];
   token_count: number;
+}
+
+/** `GET /api/threads/{id}/memory-export/` */
+export interface MemoryExport {
+  thread?: number;
+  workflow?: number;
+  histories: {
+    history: string;
+    name: string;
+    messages: { seq?: number; role: string; content: string }[];
+    summaries?: { node: string; text: string; through_seq: number }[];
+  }[];
 }
 
 export interface TranscriptMessage {

@@ -29,11 +29,23 @@ describe('handleTestChatEvent', () => {
     for (const event of events) handleTestChatEvent(event, h);
     expect(h.nodeEvent.mock.calls).toEqual([
       ['llm_1', { status: 'running' }],
-      ['mem_1', { warning: 'summarization timed out' }],
+      ['mem_1', { warning: 'summarization timed out', status: 'succeeded' }],
       ['llm_1', { status: 'failed', error: 'boom', durationMs: 5 }],
     ]);
     expect(turn()).toEqual({ run: 7, status: 'succeeded', warnings: [{ node: 'mem_1', message: 'summarization timed out' }] });
     expect(h.showRun).toHaveBeenCalledWith(7, [{ node: 'mem_1', message: 'summarization timed out' }]);
+  });
+
+  it('lights the memory and its summarizer up while a summary is made', () => {
+    const { h } = hooks();
+    handleTestChatEvent({ type: 'memory.summarizing', data: { run: 8, node: 'mem', summarizer: 'cheap', messages: 14 } }, h);
+    handleTestChatEvent({ type: 'memory.summarized', data: { run: 8, node: 'mem', summarizer: 'cheap', duration_ms: 900 } }, h);
+    expect(h.nodeEvent.mock.calls).toEqual([
+      ['mem', { status: 'running' }],
+      ['cheap', { status: 'running' }],
+      ['mem', { status: 'succeeded', durationMs: 900 }],
+      ['cheap', { status: 'succeeded', durationMs: 900 }],
+    ]);
   });
 
   it('puts a refused draft’s validation errors on the nodes', () => {
@@ -81,6 +93,19 @@ describe('the widget chat in the editor', () => {
     expect(seen).toEqual(['accepted', 'node.started', 'run.finished']);
     expect(host.querySelector('[data-testid="chat-assistant"]')?.textContent).toContain('echo: hello');
     expect(host.querySelector('[data-testid="chat-user"]')?.classList.contains('unsent')).toBe(false);
+    chat.destroy();
+  });
+
+  it('sends a message once, even when the previous turn\'s history arrives before it is acknowledged', () => {
+    const fake = fakeTransport();
+    const host = document.createElement('div');
+    const chat = mountChat(host, { transport: fake.transport, storageKey: null, shadow: false });
+    chat.send('one');
+    fake.push({ type: 'accepted', data: { run: 1, client_id: fake.clientIds[0] } });
+    fake.push({ type: 'run.finished', data: { run: 1, reply: 'echo: one' } });
+    chat.send('two'); // sent while the sync that run.finished asked for is still on its way
+    fake.push({ type: 'history', data: { thread: null, messages: [], pending: null } });
+    expect(fake.sent).toEqual(['one', 'two']);
     chat.destroy();
   });
 

@@ -45,9 +45,19 @@ export function handleTestChatEvent(event: ServerEvent, hooks: TestChatHooks): v
         durationMs: id(data.duration_ms) ?? undefined,
       });
       break;
+    case 'memory.summarizing':
+      // The memory and the model summarizing for it light up while the summary is made.
+      for (const node of [text(data.node), text(data.summarizer)]) if (node) hooks.nodeEvent(node, { status: 'running' });
+      break;
+    case 'memory.summarized':
+      for (const node of [text(data.node), text(data.summarizer)]) {
+        if (node) hooks.nodeEvent(node, { status: 'succeeded', durationMs: id(data.duration_ms) ?? undefined });
+      }
+      break;
     case 'memory.warning': {
       const warning = { node: text(data.node) ?? null, message: text(data.message) ?? 'warning' };
-      if (warning.node) hooks.nodeEvent(warning.node, { warning: warning.message });
+      // The memory still delivered (the uncompressed history): it stops running, with its warning.
+      if (warning.node) hooks.nodeEvent(warning.node, { warning: warning.message, status: 'succeeded' });
       hooks.setTurn((turn) => turn && { ...turn, warnings: [...turn.warnings, warning] });
       break;
     }

@@ -2,7 +2,7 @@
 // the model will see it next (summary, kept messages, token counts), with edit-and-replace.
 import { useState } from 'react';
 import { api } from '../api/client';
-import type { MemoryHistory, MemoryMessage } from '../api/types';
+import type { MemoryExport, MemoryHistory, MemoryMessage } from '../api/types';
 import { formatDateTime } from '../ui/format';
 import { SaveAsTestButton } from '../tests/SaveAsTestButton';
 import { EmptyState, ErrorState } from '../ui/States';
@@ -24,6 +24,21 @@ export function MemoryPage({ threadId }: { threadId: number }) {
         </div>
         <div className="page-actions">
           <SaveAsTestButton threadId={threadId} />
+          <button className="btn btn-sm" onClick={() => void exportMemory(threadId)}>Export</button>
+          <label className="btn btn-sm">
+            Import…
+            <input
+              type="file"
+              accept="application/json,.json"
+              hidden
+              data-testid="memory-import"
+              onChange={(e) => {
+                const file = e.target.files?.[0];
+                e.target.value = '';
+                if (file) void importMemory(threadId, file).then(() => void memory.reload());
+              }}
+            />
+          </label>
           <button className="btn btn-sm" onClick={() => { void memory.reload(); void transcript.reload(); }}>Refresh</button>
         </div>
       </div>
@@ -58,6 +73,80 @@ export function MemoryPage({ threadId }: { threadId: number }) {
   );
 }
 
+/** Every history of the thread, with its summaries, as a JSON file (the import's format). */
+async function exportMemory(threadId: number) {
+  try {
+    const file = await api.exportMemory(threadId);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(file, null, 2)], { type: 'application/json' }));
+    const link = Object.assign(document.createElement('a'), { href: url, download: `thread-${threadId}-memory.json` });
+    link.click();
+    URL.revokeObjectURL(url);
+  } catch (error) {
+    toast((error as Error).message, 'error');
+  }
+}
+
+async function importMemory(threadId: number, file: File) {
+  let parsed: MemoryExport;
+  try {
+    parsed = JSON.parse(await file.text());
+  } catch {
+    toast(`${file.name} is not JSON: export a thread's memory to see the format`, 'error');
+    return;
+  }
+  if (!window.confirm('Importing replaces each history in the file (and its summaries). Continue?')) return;
+  try {
+    await api.importMemory(threadId, parsed);
+    toast(`Imported ${parsed.histories?.length ?? 0} histories`, 'success');
+  } catch (error) {
+    toast((error as Error).message, 'error');
+  }
+}
+
+/** A summarizing memory's running summary: shown, and editable (the messages it covers stay covered). */
+function SummaryBox({ threadId, history, onSaved }: { threadId: number; history: MemoryHistory; onSaved: () => void }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const save = async () => {
+    if (draft === null) return;
+    setSaving(true);
+    try {
+      await api.editSummary(threadId, history.name, draft);
+      toast(`Saved the summary of “${history.name}”`, 'success');
+      setDraft(null);
+      onSaved();
+    } catch (error) {
+      toast((error as Error).message, 'error');
+    } finally {
+      setSaving(false);
+    }
+  };
+  return (
+    <div className="summary-box" data-testid={`summary-${history.name}`}>
+      <div className="summary-head">
+        <span className="muted small">
+          Running summary (sent before the kept messages)
+          {history.summary_through ? ` · covers messages through #${history.summary_through}` : ''}
+        </span>
+        {draft === null ? (
+          <button className="btn btn-sm btn-ghost" onClick={() => setDraft(history.summary)}>Edit summary</button>
+        ) : (
+          <span className="button-row">
+            <button className="btn btn-sm" onClick={() => setDraft(null)} disabled={saving}>Cancel</button>
+            <button className="btn btn-sm btn-primary" onClick={() => void save()} disabled={saving}>{saving ? 'Saving…' : 'Save summary'}</button>
+          </span>
+        )}
+      </div>
+      {draft === null ? (
+        history.summary ? <p>{history.summary}</p> : <p className="muted small">No summary yet: it is made once the history reaches the memory's threshold.</p>
+      ) : (
+        <textarea rows={5} value={draft} onChange={(e) => setDraft(e.target.value)} aria-label={`Summary of ${history.name}`} />
+      )}
+      {history.summarize_next && <p className="muted small">A summarization is due: it runs before the model's next answer.</p>}
+    </div>
+  );
+}
+
 function HistoryCard({ threadId, history, onReplaced }: { threadId: number; history: MemoryHistory; onReplaced: () => void }) {
   const [editing, setEditing] = useState<MemoryMessage[] | null>(null);
   const [saving, setSaving] = useState(false);
@@ -88,7 +177,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
           <h3>{history.name}</h3>
           <div className="muted small">
             {history.history} history{history.node ? <> · node <code>{history.node}</code></> : null} · {history.messages.length} messages ·{' '}
-            {history.token_count} tokens
+            {history.token_count} tokens{history.tokenizer ? ` (${history.tokenizer})` : ''}
           </div>
         </div>
         {editing ? (
@@ -103,12 +192,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
         )}
       </header>
 
-      {history.summary && !editing && (
-        <div className="summary-box">
-          <div className="muted small">Running summary (sent before the kept messages)</div>
-          <p>{history.summary}</p>
-        </div>
-      )}
+      {(history.summarizes || history.summary) && !editing && <SummaryBox threadId={threadId} history={history} onSaved={onReplaced} />}
 
       {editing ? (
         <div className="memory-edit">

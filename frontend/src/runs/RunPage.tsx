@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api/client';
-import type { RunStep } from '../api/types';
+import type { RunStep, SentMessage, Summarization } from '../api/types';
 import { Link } from '../router';
 import { formatCost, formatDateTime, formatDuration } from '../ui/format';
 import { ErrorState, StatusBadge } from '../ui/States';
@@ -55,6 +55,20 @@ export function RunPage({ runId }: { runId: number }) {
         <TextBlock title="Input" text={run.input} />
         <TextBlock title="Output" text={run.output} />
       </div>
+
+      {(run.summarizations?.length ?? 0) > 0 && (
+        <>
+          <h2 className="section-title">Summarizations</h2>
+          <p className="muted small">
+            Earlier messages folded into a memory's running summary before its model answered. Their tokens are in the run's totals.
+          </p>
+          <ol className="steps">
+            {run.summarizations!.map((s, i) => (
+              <SummarizationRow key={i} summarization={s} />
+            ))}
+          </ol>
+        </>
+      )}
 
       <h2 className="section-title">Steps</h2>
       {run.steps.length === 0 ? (
@@ -130,12 +144,58 @@ function StepRow({ step, longest }: { step: RunStep; longest: number }) {
             <TextBlock title="Input" text={step.input} />
             <TextBlock title="Output" text={step.output} />
           </div>
+          {step.messages && <SentMessages messages={step.messages} title="Sent to the model" />}
           {Object.keys(step.details ?? {}).length > 0 && (
             <div className="text-block">
               <h3>Details</h3>
               <pre>{JSON.stringify(step.details, null, 2)}</pre>
             </div>
           )}
+        </div>
+      )}
+    </li>
+  );
+}
+
+/** Exactly the messages a model was sent, as recorded when they were sent. */
+function SentMessages({ messages, title }: { messages: SentMessage[]; title: string }) {
+  return (
+    <div className="text-block sent-messages" data-testid="sent-messages">
+      <h3>
+        {title} <span className="muted small">({messages.length} message{messages.length === 1 ? '' : 's'}, exactly as sent)</span>
+      </h3>
+      <ol className="sent-list">
+        {messages.map((m, i) => (
+          <li key={i} className={`sent-msg sent-${m.role}`}>
+            <span className={`role role-${m.role}`}>{m.role}</span>
+            <pre>{m.content}</pre>
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function SummarizationRow({ summarization: s }: { summarization: Summarization }) {
+  const [open, setOpen] = useState(s.status === 'failed');
+  const ok = s.status === 'ok';
+  return (
+    <li className={`step step-${ok ? 'succeeded' : 'failed'}`} data-testid={`summarization-${s.node}`}>
+      <button className="step-head" onClick={() => setOpen(!open)} aria-expanded={open}>
+        <span className={`step-icon step-icon-${ok ? 'succeeded' : 'failed'}`} aria-hidden="true">{ok ? '✓' : '✕'}</span>
+        <span className="step-node">{s.node}</span>
+        <span className="muted small">summary of messages {s.from_seq}–{s.through_seq} ({s.message_count})</span>
+        <span className="step-chips">
+          {s.model && <span className="chip"><span className="muted">model</span> {s.model}</span>}
+          <span className="chip"><span className="muted">prompt tokens</span> {s.prompt_tokens}</span>
+          <span className="chip"><span className="muted">completion tokens</span> {s.completion_tokens}</span>
+        </span>
+        <span className="step-duration">{formatDuration(s.duration_ms)}</span>
+      </button>
+      {s.error && <div className="step-error">{ok ? s.error : `Fell back to the uncompressed history: ${s.error}`}</div>}
+      {open && s.messages?.length > 0 && (
+        <div className="step-body">
+          <SentMessages messages={s.messages} title="Sent to the summarizer" />
         </div>
       )}
     </li>

@@ -29,7 +29,7 @@ export function TopBar({ children }: { children?: ReactNode }) {
         </nav>
       )}
       <div className="topbar-user">
-        <span className="muted">{user?.username}</span>
+        <Link to="/account" className="muted" title="Account: change your password">{user?.username}</Link>
         <button className="btn btn-ghost btn-sm" onClick={() => void logout()}>
           Log out
         </button>

@@ -1,6 +1,6 @@
 import { useRef, useState, type ChangeEvent, type KeyboardEvent } from 'react';
 import { api } from '../api/client';
-import type { Workflow } from '../api/types';
+import type { WorkflowSummary } from '../api/types';
 import { Link, navigate } from '../router';
 import { timeAgo } from '../ui/format';
 import { EmptyState, ErrorState } from '../ui/States';
@@ -15,7 +15,7 @@ export function WorkflowsPage() {
   const [busy, setBusy] = useState(false);
   const workflows = data?.results ?? [];
 
-  const create = async (name: string, graph: Workflow['graph']) => {
+  const create = async (name: string, graph: WorkflowSummary['graph']) => {
     setBusy(true);
     try {
       const created = await api.createWorkflow({ name, graph });
@@ -106,10 +106,9 @@ export function WorkflowsPage() {
   );
 }
 
-function WorkflowRow({ workflow, onChanged, onDuplicate }: { workflow: Workflow; onChanged: () => Promise<void>; onDuplicate: () => void }) {
+function WorkflowRow({ workflow, onChanged, onDuplicate }: { workflow: WorkflowSummary; onChanged: () => Promise<void>; onDuplicate: () => void }) {
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(workflow.name);
-  const problems = workflow.errors?.length ?? 0;
 
   const rename = async () => {
     setRenaming(false);
@@ -160,7 +159,6 @@ function WorkflowRow({ workflow, onChanged, onDuplicate }: { workflow: Workflow;
       <td className="muted">{workflow.graph?.nodes?.length ?? 0}</td>
       <td>
         {workflow.published_version ? <span className="badge badge-succeeded">published</span> : <span className="badge">draft</span>}
-        {problems > 0 && <span className="badge badge-failed" title="Open the workflow to see what to fix">{problems} to fix</span>}
       </td>
       <td className="muted">{timeAgo(workflow.updated)}</td>
       <td className="row-actions">

@@ -3,7 +3,7 @@
 
 import type { ServerEvent, Status, Theme, Transport } from './protocol';
 import { Conversation, type Message } from './state';
-import { STYLES } from './styles';
+import { adoptStyles } from './styles';
 
 export interface ChatOptions {
   transport: Transport;
@@ -72,7 +72,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
     const host = el('div');
     element.appendChild(host);
     root = host.attachShadow({ mode: 'open' });
-    root.appendChild(el('style', {}, STYLES));
+    adoptStyles(root);
   }
   let theme: Theme = { ...options.theme };
   const state = new Conversation();
@@ -126,6 +126,11 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
     node.setAttribute('aria-busy', message.streaming ? 'true' : 'false');
     (node.firstChild as HTMLElement).textContent = message.role === 'user' ? 'You: ' : message.role === 'error' ? 'Error: ' : `${theme.title || 'Assistant'}: `;
     (node.lastChild as HTMLElement).textContent = message.content;
+    if (message.summarizing && !message.content) {
+      // Said rather than a silent wait: summarizing can take a while with a small local model.
+      (node.lastChild as HTMLElement).textContent = 'Summarizing earlier messages…';
+      node.classList.add('summarizing');
+    }
     return node;
   }
 
@@ -179,9 +184,16 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
     options.onThread?.(thread);
   }
 
+  /** Send a message on this connection, once: a history that arrives meanwhile must not send it
+   * again (the owner's stream has no client id to drop a duplicate by). */
+  function transmit(message: Message) {
+    if (!online || message.transmitted) return;
+    message.transmitted = true;
+    options.transport.send({ text: message.content, thread: state.thread, clientId: message.clientId as string });
+  }
+
   function resendUnsent() {
-    if (!online) return;
-    for (const message of state.unsent()) options.transport.send({ text: message.content, thread: state.thread, clientId: message.clientId as string });
+    for (const message of state.unsent()) transmit(message);
   }
 
   function send(text: string) {
@@ -189,10 +201,12 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
     if (!text || state.busy() || disabled) return;
     const message = state.addUser(text, newId());
     renderAll();
-    if (online) options.transport.send({ text, thread: state.thread, clientId: message.clientId as string });
+    transmit(message);
   }
 
   function onStatus(value: Status, detail?: string) {
+    // A connection lost before the server acknowledged a message may have lost the message too.
+    if (online && value !== 'online') for (const message of state.unsent()) message.transmitted = false;
     online = value === 'online';
     if (value === 'closed') return disable(detail || 'The chat is not available.');
     if (value === 'online') {
@@ -223,8 +237,17 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       case 'history':
         if ((data.thread ?? null) !== state.thread) return; // an answer about a conversation left since
         state.merge(data.messages, data.pending);
-        resendUnsent();
+        // A long conversation comes in pages (each fits one WebSocket frame): ask for the next.
+        if (data.more) options.transport.sync(state.thread, state.lastSeq());
+        else resendUnsent();
         break;
+      case 'memory.summarizing':
+      case 'memory.summarized':
+      case 'memory.warning': {
+        const message = state.summarizing(data.run, event.type === 'memory.summarizing');
+        if (message) keepScrolled(() => bubble(message));
+        return;
+      }
       case 'llm.token': {
         const message = state.token(data.run, data.node, data.text);
         if (message) keepScrolled(() => bubble(message));

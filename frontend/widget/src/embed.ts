@@ -10,7 +10,7 @@
 
 import { mountChat } from './chat';
 import type { Theme } from './protocol';
-import { STYLES } from './styles';
+import { adoptStyles } from './styles';
 import { fetchConfig, streamTransport, widgetTransport } from './transports';
 
 export { fetchConfig, mountChat, streamTransport, widgetTransport };
@@ -46,8 +46,7 @@ export function mount(options: { key: string; base: string; theme?: Theme; open?
   host.setAttribute('data-skein-widget', options.key);
   document.body.appendChild(host);
   const root = host.attachShadow({ mode: 'open' });
-  const style = document.createElement('style');
-  style.textContent = STYLES;
+  adoptStyles(root);
   const launcher = document.createElement('button');
   launcher.className = 'launcher';
   launcher.type = 'button';
@@ -61,7 +60,7 @@ export function mount(options: { key: string; base: string; theme?: Theme; open?
   panel.setAttribute('role', 'dialog');
   panel.setAttribute('aria-modal', 'false');
   launcher.setAttribute('aria-controls', panel.id);
-  root.append(style, panel, launcher);
+  root.append(panel, launcher);
 
   let isOpen = false;
   const open = (value: boolean) => {

@@ -23,7 +23,7 @@ export type ServerEvent =
   | { type: 'ready'; data: { key: string; name: string; theme: Theme } }
   | { type: 'thread.created'; data: { thread: string } }
   | { type: 'accepted'; data: { run: number; client_id?: string | null; thread?: string | number | null } }
-  | { type: 'history'; data: { thread: string | null; messages: HistoryMessage[]; pending: number | null } }
+  | { type: 'history'; data: { thread: string | null; messages: HistoryMessage[]; pending: number | null; more?: boolean } }
   | { type: 'run.started'; data: { run: number } }
   | { type: 'llm.token'; data: { run: number; node: string; text: string } }
   | { type: 'run.finished'; data: { run: number; reply: string } }

@@ -79,4 +79,19 @@ describe('Conversation', () => {
     c.refused('nope', 'Too many messages');
     expect(c.busy()).toBe(false);
   });
+
+  it('says it is summarizing earlier messages until the summary is made or the first token comes', () => {
+    const c = new Conversation();
+    c.addUser('q', 'q');
+    c.accepted(5, 'q');
+    expect(c.summarizing(5, true)?.summarizing).toBe(true);
+    c.summarizing(5, false);
+    expect(c.messages[1].summarizing).toBe(false);
+    c.summarizing(5, true);
+    c.token(5, 'agent', 'Hi');
+    expect(c.messages[1]).toMatchObject({ summarizing: false, content: 'Hi' });
+    expect(c.summarizing(99, true)).toBeUndefined(); // another conversation's run
+    c.finished(5, 'Hi');
+    expect(c.summarizing(5, true)).toBeUndefined(); // too late: the reply is there
+  });
 });

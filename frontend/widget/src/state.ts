@@ -18,6 +18,8 @@ export interface Message {
   streaming?: boolean; // the reply is being written
   stale?: boolean; // tokens were missed while offline: wait for the final reply
   unsent?: boolean; // not acknowledged by the server yet
+  transmitted?: boolean; // sent on the current connection (an unsent message is sent again after a reconnect)
+  summarizing?: boolean; // earlier messages are being summarized before the model answers
 }
 
 let ids = 0;
@@ -73,9 +75,19 @@ export class Conversation {
     return this.messages.some((m) => m.run === run);
   }
 
+  /** The memory is summarizing earlier messages for this run (``on``), or is done with it. */
+  summarizing(run: number, on: boolean): Message | undefined {
+    if (!this.isMine(run)) return undefined;
+    const reply = this.placeholder(run);
+    if (!reply.streaming) return undefined;
+    reply.summarizing = on;
+    return reply;
+  }
+
   token(run: number, node: string, text: string): Message | undefined {
     const reply = this.messages.find((m) => m.run === run && m.role === 'assistant');
     if (!reply || !reply.streaming || reply.stale) return undefined;
+    reply.summarizing = false;
     if (reply.node !== undefined && reply.node !== node) reply.content = ''; // a later model writes the reply
     reply.node = node;
     reply.content += text;
@@ -84,12 +96,12 @@ export class Conversation {
 
   finished(run: number, reply: string): void {
     const message = this.placeholder(run);
-    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false });
+    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false, summarizing: false });
   }
 
   failed(run: number, error: string): void {
     const message = this.placeholder(run);
-    Object.assign(message, { role: 'error', content: error, streaming: false, stale: false });
+    Object.assign(message, { role: 'error', content: error, streaming: false, stale: false, summarizing: false });
   }
 
   /** A message that could not be sent: shown as an error after it; it will not be resent. */

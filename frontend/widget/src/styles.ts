@@ -23,6 +23,7 @@ header :focus-visible{outline-color:var(--oa)}
 .unsent{opacity:.7}
 .error{align-self:flex-start;background:#fde8e8;color:#8a1c1c}
 .streaming .text:empty::after,.streaming .text::after{content:"\\2026";opacity:.6}
+.summarizing .text{font-style:italic;opacity:.75}.summarizing .text::after{content:none}
 .starters{display:flex;flex-wrap:wrap;gap:6px;padding:0 12px}
 .starters:empty{display:none}
 .starter{padding:6px 10px;background:transparent;color:var(--a);border:1px solid var(--a);border-radius:14px;font-size:14px}
@@ -38,3 +39,18 @@ box-shadow:0 8px 30px rgba(0,0,0,.3);z-index:2147483000}
 .panel[hidden]{display:none}
 .right{right:20px}.left{left:20px}
 `;
+
+/** Style a shadow root with a constructed stylesheet: pages whose Content-Security-Policy forbids
+ * inline styles (no 'unsafe-inline' in style-src) still show the widget. A <style> element where
+ * constructed stylesheets are missing. */
+export function adoptStyles(root: ShadowRoot): void {
+  if ('adoptedStyleSheets' in root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(STYLES);
+    root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+    return;
+  }
+  const style = document.createElement('style');
+  style.textContent = STYLES;
+  root.prepend(style);
+}

@@ -5,13 +5,22 @@ first account gets a ``local`` provider (and one per provider configured in the 
 has none of that kind; the demos are seeded when the local provider is created, or with
 ``--demos`` (only the missing ones, by name). Deleting the local provider brings the demos back on
 the next run.
+
+The account: in the embedded mode (a machine of one's own) an ordinary account ``demo`` / ``demo``,
+never a superuser. In the full mode (a server) never ``demo`` / ``demo``: an administrator named
+``SKEIN_ADMIN_USER`` (default ``admin``) whose password is ``SKEIN_ADMIN_PASSWORD`` or, without
+it, a random one printed once. A ``demo`` / ``demo`` account left by an earlier version loses its
+administrator rights (embedded) or gets a random password (full mode).
 """
 
 import os
+import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from workflows import demo
@@ -23,8 +32,12 @@ class Command(BaseCommand):
     help = "Create the first account (if none exists), its local-model provider and demo workflows, and print how to log in."
 
     def add_arguments(self, parser):
-        parser.add_argument("--username", default=os.environ.get("SKEIN_DEMO_USER", "demo"))
-        parser.add_argument("--password", default=os.environ.get("SKEIN_DEMO_PASSWORD", "demo"))
+        full = settings.FULL_MODE
+        parser.add_argument("--username", default=os.environ.get("SKEIN_ADMIN_USER" if full else "SKEIN_DEMO_USER", "admin" if full else "demo"))
+        parser.add_argument(
+            "--password", default=os.environ.get("SKEIN_ADMIN_PASSWORD" if full else "SKEIN_DEMO_PASSWORD") or ("" if full else "demo"),
+            help="full mode: default SKEIN_ADMIN_PASSWORD, else a random password (printed)",
+        )
         parser.add_argument("--demos", action="store_true", help="add any missing demo workflow, even if the account had its local provider")
         parser.add_argument("--no-demos", action="store_true", help="create no demo workflows")
 
@@ -32,14 +45,14 @@ class Command(BaseCommand):
         users = get_user_model()
         host = os.environ.get("HOST", "127.0.0.1")
         port = os.environ.get("PORT", "8000")
+        self._retire_demo_superuser(users)
         if not users.objects.exists():
-            account = users.objects.create_superuser(username=username, email="", password=password)
-            self.stdout.write(self.style.SUCCESS(f"Created the first account: {username} / {password}"))
-            login = f"{username} / {password}"
+            account = self._first_account(users, username, password)
+            login = f"{username} / {password}" if not settings.FULL_MODE else f"{username} (the password printed above)"
         else:
             account = users.objects.filter(username=username).first() or users.objects.order_by("pk").first()
             login = (
-                f"{username} (password: {password}, unless you changed it)" if account.username == username
+                f"{username} (password: {password}, unless you changed it)" if account.username == username and not settings.FULL_MODE
                 else "the account you created earlier"
             )
 
@@ -64,3 +77,37 @@ class Command(BaseCommand):
             f"  The demo workflows answer with a small local model (SmolLM2-135M), no API key needed.\n"
             f"  API docs: http://{host}:{port}/api/docs/\n"
         )
+
+    def _first_account(self, users, username: str, password: str):
+        if not settings.FULL_MODE:
+            account = users.objects.create_user(username=username, email="", password=password)
+            self.stdout.write(self.style.SUCCESS(f"Created the first account: {username} / {password}"))
+            return account
+        generated = not password
+        password = password or secrets.token_urlsafe(18)
+        try:
+            validate_password(password, users(username=username))
+        except ValidationError as exc:
+            raise CommandError("SKEIN_ADMIN_PASSWORD is too weak: " + " ".join(exc.messages)) from None
+        account = users.objects.create_superuser(username=username, email="", password=password)
+        shown = f"{username} / {password}" if generated else f"{username} (password from SKEIN_ADMIN_PASSWORD)"
+        self.stdout.write(self.style.SUCCESS(f"Created the administrator account: {shown}"))
+        if generated:
+            self.stdout.write("  This password is shown once: keep it, or change it on the Account page after logging in.")
+        return account
+
+    def _retire_demo_superuser(self, users) -> None:
+        """An earlier version made ``demo`` / ``demo`` a superuser, also on servers."""
+        demo_account = users.objects.filter(username="demo").first()
+        if demo_account is None or not demo_account.check_password("demo"):
+            return
+        if settings.FULL_MODE:
+            password = secrets.token_urlsafe(18)
+            demo_account.set_password(password)
+            demo_account.is_superuser = demo_account.is_staff = False
+            demo_account.save()
+            self.stdout.write(self.style.WARNING(f"The account demo had the password 'demo'; its new password is {password}"))
+        elif demo_account.is_superuser or demo_account.is_staff:
+            demo_account.is_superuser = demo_account.is_staff = False
+            demo_account.save(update_fields=["is_superuser", "is_staff"])
+            self.stdout.write(self.style.WARNING("The account demo / demo is no longer an administrator."))
