@@ -244,7 +244,6 @@ SKEIN_TEST_MAX_ACTIVE_RUNS = env.int("SKEIN_TEST_MAX_ACTIVE_RUNS", default=4)  #
 SKEIN_TEST_RUN_STALE_S = env.int("SKEIN_TEST_RUN_STALE_S", default=3600)  # older unfinished runs no longer count as active
 SKEIN_TEST_PARALLEL = env.int("SKEIN_TEST_PARALLEL", default=4)  # tests of one run executing at once
 SKEIN_TEST_GATE_WAIT_S = env.float("SKEIN_TEST_GATE_WAIT_S", default=900.0)  # how long publishing waits for the tests
-SKEIN_TEST_REGEX_TIMEOUT_S = env.float("SKEIN_TEST_REGEX_TIMEOUT_S", default=0.2)  # bound on one reply_matches search
 # --- Security (DESIGN.md §11, SECURITY.md) -----------------------------------------------------
 # The full mode serves a network: it does not start with the published development key (it signs
 # sessions and password resets) nor with provider keys encrypted under a key derived from it.

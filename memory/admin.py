@@ -6,7 +6,7 @@ from .models import History, HistoryMessage, Summarization, Summary
 class HistoryMessageInline(admin.TabularInline):
     model = HistoryMessage
     extra = 0
-    fields = ("seq", "role", "content", "token_count", "node", "run")
+    fields = ("seq", "role", "content", "token_counts", "node", "run")
     readonly_fields = fields
     ordering = ("-seq",)
 

@@ -225,11 +225,10 @@ def _turn(result, version, trigger, thread, turn, conversation, targets, owner_i
         entry["checks"] = [result_entry(raw, Verdict(ERROR, entry["error"])) for raw in turn["expect"]]
         return entry, ERROR
 
-    sent, models = selectors.turn_sent(run=run)
     outcome = TurnOutcome(
         reply=run.output,
-        sent=sent,
-        models=models,
+        sent=selectors.turn_sent(run=run),
+        models=targets.model_nodes,
         summary=lambda name: selectors.memory_summary(
             workflow_id=run.workflow_id, thread_id=thread.pk, run_id=run.pk, target=targets.summaries[name]
         ),

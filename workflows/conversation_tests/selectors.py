@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from memory import selectors as memory_selectors
-from memory.runtime import history_key
+from memory.keys import history_key
 from workflows.engine.graph import Graph
 from workflows.engine.validation import Analysis, analyze
 from workflows.models import Provider, Run, RunStep, Workflow
@@ -51,12 +51,12 @@ def last_results(*, tests: list[ConversationTest]) -> dict[int, TestResult]:
 
 # --- what checks may name ---------------------------------------------------------------------------
 def targets_of(*, analysis: Analysis, owner_id: int) -> Targets:
-    targets = Targets(providers=set(Provider.objects.filter(owner_id=owner_id).values_list("pk", flat=True)))
+    targets = Targets(providers=dict(Provider.objects.filter(owner_id=owner_id).values_list("pk", "kind")))
     for node_id, rn in sorted(analysis.nodes.items()):
         node_type = rn.node_type.type
         targets.nodes[node_id] = node_type
         if node_type in MODEL_CALLING_TYPES:
-            targets.model_nodes[node_id] = rn.params.model
+            targets.model_nodes[node_id] = (rn.params.model, targets.providers.get(rn.params.provider))
         if node_type.startswith("memory."):
             kind = getattr(rn.params, "history", "global")
             name = {"global": "", "node": node_id}.get(kind, getattr(rn.params, "name", ""))
@@ -81,27 +81,22 @@ def test_errors(*, test: ConversationTest, targets: Targets) -> list[dict]:
 
 
 # --- what a turn did ---------------------------------------------------------------------------------
-def turn_sent(*, run: Run) -> tuple[dict[str, list[dict]], dict[str, str]]:
-    """Exactly what each node's model was sent in this run, and the model each one called."""
-    sent, models = {}, {}
-    for step in RunStep.objects.filter(run=run).only("node", "messages", "details"):
-        if step.messages is not None:
-            sent[step.node] = step.messages
-            models[step.node] = (step.details or {}).get("model") or ""
-    return sent, models
+def turn_sent(*, run: Run) -> dict[str, list[dict]]:
+    """Exactly what each node's model was sent in this run (nodes that called one)."""
+    steps = RunStep.objects.filter(run=run, messages__isnull=False).only("node", "messages")
+    return {step.node: step.messages for step in steps}
 
 
 def memory_summary(*, workflow_id: int, thread_id: int, run_id: int, target: SummaryTarget) -> str | None:
     """A summarizing memory's running summary as it stands (None: it has none yet). The one place
     conversation tests read summaries."""
-    key = history_key(key_param=target.key_param, thread_id=thread_id, run_id=run_id)
+    key = history_key(target.key_param, thread_id=thread_id, run_id=run_id)
     history = memory_selectors.history_find(workflow_id=workflow_id, kind=target.history_kind, name=target.history_name, key=key)
     if history is None:
         return None
     summary = memory_selectors.summary_for(history=history, memory_node=target.memory_node)
-    if summary is None or summary.covers_through < history.replaced_through or not summary.text:
-        return None
-    return summary.text
+    text, _covers = memory_selectors.summary_state(history=history, summary=summary)
+    return text or None
 
 
 # --- comparing two runs -------------------------------------------------------------------------------
