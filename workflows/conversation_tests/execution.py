@@ -73,7 +73,7 @@ def _serving_loop() -> asyncio.AbstractEventLoop | None:
 
     try:
         loop = async_to_sync(current)()
-    except RuntimeError:  # called from inside a running loop: not a worker thread of one
+    except Exception:  # inside a running loop, or asgiref could not restore its context: use the pool
         return None
     return loop if loop.is_running() else None
 
