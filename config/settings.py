@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "channels",
     "csp",
     "workflows",
+    "workflows.conversation_tests",
     "memory",
 ]
 
@@ -190,6 +191,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BEAT_SCHEDULE = {
     # Turns whose task was lost (e.g. the broker restarted) or whose worker died are re-enqueued.
     "skein-recover-turns": {"task": "workflows.tasks.recover_turns", "schedule": 60.0},
+    # Conversation test runs whose tasks were lost are taken up again.
+    "skein-recover-test-runs": {"task": "workflows.conversation_tests.tasks.recover_test_runs", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
@@ -235,6 +238,16 @@ SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
 SKEIN_METRICS_TOKEN = env("SKEIN_METRICS_TOKEN", default="")
 SKEIN_IMPORT_MAX_BYTES = env.int("SKEIN_IMPORT_MAX_BYTES", default=512 * 1024)
 
+# --- Conversation tests (DESIGN.md §9) ----------------------------------------------------------
+SKEIN_TEST_MAX_TESTS = env.int("SKEIN_TEST_MAX_TESTS", default=500)  # per workflow
+SKEIN_TEST_MAX_TURNS = env.int("SKEIN_TEST_MAX_TURNS", default=50)  # per test
+SKEIN_TEST_MAX_CHECKS = env.int("SKEIN_TEST_MAX_CHECKS", default=20)  # per turn
+SKEIN_TEST_MAX_TESTS_PER_RUN = env.int("SKEIN_TEST_MAX_TESTS_PER_RUN", default=200)
+SKEIN_TEST_MAX_TURNS_PER_RUN = env.int("SKEIN_TEST_MAX_TURNS_PER_RUN", default=1000)
+SKEIN_TEST_MAX_ACTIVE_RUNS = env.int("SKEIN_TEST_MAX_ACTIVE_RUNS", default=4)  # queued or running, per workflow
+SKEIN_TEST_RUN_STALE_S = env.int("SKEIN_TEST_RUN_STALE_S", default=3600)  # older unfinished runs no longer count as active
+SKEIN_TEST_PARALLEL = env.int("SKEIN_TEST_PARALLEL", default=4)  # tests of one run executing at once
+SKEIN_TEST_GATE_WAIT_S = env.float("SKEIN_TEST_GATE_WAIT_S", default=900.0)  # how long publishing waits for the tests
 # --- Security (DESIGN.md §11, SECURITY.md) -----------------------------------------------------
 # The full mode serves a network: it does not start with the published development key (it signs
 # sessions and password resets) nor with provider keys encrypted under a key derived from it.

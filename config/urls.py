@@ -47,6 +47,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("memory.urls")),
     path("api/", include("workflows.api.urls")),
+    path("api/", include("workflows.conversation_tests.urls")),
     path("widget.js", widget_script, name="widget-script"),  # the embeddable chat widget
     path("v1/", include("workflows.api.openai")),  # the OpenAI-compatible endpoint (DESIGN.md §10)
     path("metrics", metrics_view, name="metrics"),  # Prometheus (staff or SKEIN_METRICS_TOKEN)

@@ -26,6 +26,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
+from tests.conversation_helpers import wait_run
 from tests.graphs import edge, node
 from tests.realtime_fixtures import communicator, is_type, receive_until, session_cookie
 from workflows.models import Run, Thread, Webhook
@@ -80,10 +81,23 @@ def world(api, make_workflow, provider, fake_llm):
     manual = api.post(f"/api/workflows/{bot.id}/run/", {"message": "by hand"}, format="json").json()
     assert manual["status"] == "succeeded" and manual["thread"] is None, manual
     assert api.get(f"/api/threads/{turn['thread']}/memory/mem/").json()["messages"], "the memory should hold the turn"
+    test = api.post(f"/api/workflows/{bot.id}/tests/", {"name": "alice's test", "turns": [{"message": SECRET, "expect": []}]}, format="json").json()
+    test_run = wait_run(api, api.post(f"/api/workflows/{bot.id}/tests/run/", {}, format="json").json()["test_run"])
     return SimpleNamespace(
         workflow=bot.id, revision=bot.revision, provider=provider.pk, thread=turn["thread"], run=turn["run"],
-        manual_run=manual["run"], hook=bot.hooks["hook"], key=bot.key,
+        manual_run=manual["run"], hook=bot.hooks["hook"], key=bot.key, test=test["id"], test_run=test_run["id"],
     )
+
+
+@pytest.fixture(autouse=True)
+def _test_runs_settle():
+    """Test runs execute in the background: let the ones a case started end before the next case."""
+    from workflows.conversation_tests.models import TestRun
+
+    yield
+    deadline = time.monotonic() + 60
+    while TestRun.objects.filter(status__in=["queued", "running"]).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def snapshot() -> dict:
@@ -93,7 +107,7 @@ def snapshot() -> dict:
 
     state = {}
     for model in apps.get_models():
-        if model._meta.app_label in ("workflows", "memory", "django_celery_beat", "authtoken"):
+        if model._meta.app_label in ("workflows", "conversation_tests", "memory", "django_celery_beat", "authtoken"):
             state[model._meta.label] = list(model.objects.order_by("pk").values())
     return state
 
@@ -173,6 +187,22 @@ CASES = [
     Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1", "api_key": "sk-new"}),
     Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
     Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
+    # conversation tests (DESIGN.md §9)
+    Case("GET", "/api/workflows/{id}/tests/", workflow_url("tests/")),
+    Case("POST", "/api/workflows/{id}/tests/", workflow_url("tests/"), lambda w: {"name": "t", "turns": [{"message": "hi", "expect": []}]}, owner=201),
+    Case("POST", "/api/workflows/{id}/tests/run/", workflow_url("tests/run/"), lambda w: {}, owner=202),
+    Case("GET", "/api/workflows/{id}/tests/export/", workflow_url("tests/export/")),
+    Case("POST", "/api/workflows/{id}/tests/import/", workflow_url("tests/import/"),
+         lambda w: {"format": "jsonl", "content": '{"name": "t", "turns": [{"message": "hi", "expect": []}]}'}, owner=201),
+    Case("GET", "/api/workflows/{id}/tests/settings/", workflow_url("tests/settings/")),
+    Case("PATCH", "/api/workflows/{id}/tests/settings/", workflow_url("tests/settings/"), lambda w: {"publish_requires_passing": True}),
+    Case("GET", "/api/workflows/{id}/test-runs/", workflow_url("test-runs/")),
+    Case("GET", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/"),
+    Case("PUT", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/", lambda w: {"name": "pwned", "turns": [{"message": "x", "expect": []}]}),
+    Case("DELETE", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/", owner=204),
+    Case("POST", "/api/threads/{id}/save-as-test/", thread_url("save-as-test/"), lambda w: {}, owner=201),
+    Case("GET", "/api/test-runs/{id}/", lambda w: f"/api/test-runs/{w.test_run}/"),
+    Case("GET", "/api/test-runs/{id}/compare/{other}/", lambda w: f"/api/test-runs/{w.test_run}/compare/{w.test_run}/"),
 ]
 
 # Scoped to the caller by construction: lists show only the caller's rows, creates make the
@@ -205,6 +235,7 @@ OTHER_ROUTES = ("admin/", "widget.js", "v1/", "metrics", "^(?!api/")
 SOCKETS = {
     "ws/threads/<int:thread_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
     "ws/runs/<int:run_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
+    "ws/test-runs/<int:test_run_id>/": "owner only: test_owner_sockets_refuse_other_users_and_anonymous",
     "^ws/widget/(?P<public_key>[A-Za-z0-9_-]{1,64})/$": "its own published workflow only: test_a_widget_key_*",
 }
 
@@ -272,7 +303,7 @@ def test_owner_sockets_refuse_other_users_and_anonymous(world, user, other_user)
         return result
 
     alice, mallory = session_cookie(user), session_cookie(other_user)
-    paths = [f"/ws/threads/{world.thread}/", f"/ws/runs/{world.run}/", f"/ws/runs/{world.manual_run}/"]
+    paths = [f"/ws/threads/{world.thread}/", f"/ws/runs/{world.run}/", f"/ws/runs/{world.manual_run}/", f"/ws/test-runs/{world.test_run}/"]
     for path in paths:
         assert async_to_sync(connect)(path, None) == (False, 4401), path
         assert async_to_sync(connect)(path, mallory) == (False, 4404), path

@@ -179,6 +179,57 @@ def test_a_hundred_threads_in_parallel_stay_isolated(client, remote_chatbot, fak
         ]
 
 
+def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fake_llm, stack):
+    """Issue 17: a suite runs as Celery tasks on the real worker, tests in parallel in their own
+    threads, one test's turns in order; the publish gate waits for it across processes."""
+    import time
+
+    workflow = remote_chatbot(memory={"type": "memory.buffer"})
+    for name in ("ada", "grace", "alan"):
+        created = client.post(f"/api/workflows/{workflow['id']}/tests/", json={"name": name, "turns": [
+            {"message": f"I am {name}", "expect": [{"reply_contains": name}]},
+            {"message": "who am I?", "expect": [
+                {"sent_contains": {"node": "agent", "text": f"I am {name}"}},
+                {"sent_excludes": {"node": "agent", "text": "I am " + ("grace" if name != "grace" else "ada")}},
+            ]},
+        ]})
+        assert created.status_code == 201, created.text
+    started = client.post(f"/api/workflows/{workflow['id']}/tests/run/", json={})
+    assert started.status_code == 202, started.text
+
+    def finished(test_run_id):
+        deadline = time.monotonic() + 120
+        while True:
+            run = client.get(f"/api/test-runs/{test_run_id}/").json()
+            if run["status"] in ("passed", "failed", "error") or time.monotonic() > deadline:
+                return run
+            time.sleep(0.1)
+
+    run = finished(started.json()["test_run"])
+    assert run["status"] == "passed", (run, stack["worker"].output())
+    assert len({r["thread"] for r in run["results"]}) == 3
+    assert "conversation_tests.tasks.test_execute" in stack["worker"].output()  # it really ran on the worker
+
+    # The gate: publishing waits for the worker to run the tests, and refuses on a failure.
+    client.patch(f"/api/workflows/{workflow['id']}/tests/settings/", json={"publish_requires_passing": True})
+    client.post(f"/api/workflows/{workflow['id']}/tests/", json={"name": "speaks french", "turns": [{"message": "hi", "expect": [{"reply_contains": "bonjour"}]}]})
+    refused = client.post(f"/api/workflows/{workflow['id']}/publish/")
+    assert refused.status_code == 400 and [f["name"] for f in refused.json()["failures"]] == ["speaks french"], refused.text
+    assert client.get(f"/api/workflows/{workflow['id']}/").json()["published_version"] is None
+
+    # Before the database is emptied for the next test: the worker has ended every task it took
+    # (each turn a test took inline is also delivered to it, and finds the turn done).
+    import re
+
+    from tests.stack import wait_for
+
+    def worker_idle():
+        log = stack["worker"].log_path.read_text(errors="replace")
+        received = set(re.findall(r"Task [\w.]+\[([0-9a-f-]+)\] received", log))
+        ended = set(re.findall(r"Task [\w.]+\[([0-9a-f-]+)\] (?:succeeded|failed|raised)", log))
+        return received <= ended
+
+    wait_for(worker_idle, timeout=60, what="the worker to end its tasks", diagnostics=stack["worker"].output)
 def test_ten_hung_summarizations_never_delay_a_healthy_one_on_the_worker(client, remote_chatbot, fake_llm):
     """Ten workflows whose summarizer hangs, beside one whose summarizer answers, all on one worker:
     the healthy one summarizes at once; the hung ones fall back at the bound, and no request

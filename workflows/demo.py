@@ -170,5 +170,9 @@ def demo_seed(*, owner, provider: Provider) -> list[Workflow]:
         issues = graph_issues(graph=graph, owner=owner)
         if issues:
             raise ValueError(f"demo workflow {name!r} does not validate: {issues}")
-        created.append(workflow_create(owner=owner, name=name, graph=graph))
+        workflow = workflow_create(owner=owner, name=name, graph=graph)
+        from .conversation_tests.demo import demo_tests_seed
+
+        demo_tests_seed(workflow=workflow)  # each demo ships with conversation tests of what it shows
+        created.append(workflow)
     return created

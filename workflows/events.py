@@ -29,6 +29,11 @@ MEMORY_SUMMARIZED = "memory.summarized"
 MEMORY_WARNING = "memory.warning"
 RUN_FINISHED = "run.finished"
 RUN_FAILED = "run.failed"
+# Conversation tests (DESIGN.md §9), to the test run's own group.
+TEST_STARTED = "test.started"
+TEST_TURN = "test.turn"
+TEST_FINISHED = "test.finished"
+TEST_RUN_FINISHED = "test_run.finished"
 
 
 def run_group(run_id: int) -> str:
@@ -37,6 +42,16 @@ def run_group(run_id: int) -> str:
 
 def thread_group(thread_id: int) -> str:
     return f"thread-{thread_id}"
+
+
+def test_run_group(test_run_id: int) -> str:
+    return f"test-run-{test_run_id}"
+
+
+def publish_test_run(event_type: str, data: dict, *, test_run_id: int) -> None:
+    """A conversation test's progress, to its test run's group, after the current transaction commits."""
+    message = {"type": "skein.event", "event": {"type": event_type, "data": {"test_run": test_run_id, **data}}}
+    transaction.on_commit(lambda: _send([test_run_group(test_run_id)], message))
 
 
 def publish(event_type: str, data: dict, *, run_id: int, thread_id: int | None = None, now: bool = False) -> None:

@@ -84,6 +84,7 @@ def complete(
     on_token: Callable[[str], None] | None = None,
     timeout: float | None = None,
     retries: int | None = None,
+    response_format: dict | None = None,
     deadline: float | None = None,
 ) -> LLMResult:
     """One model call, streamed. ``timeout`` bounds each attempt; ``deadline`` (a
@@ -102,6 +103,8 @@ def complete(
         kwargs["temperature"] = ref.temperature
     if ref.max_tokens is not None:
         kwargs["max_tokens"] = ref.max_tokens
+    if response_format is not None:  # structured output (callers ask only models that support it)
+        kwargs["response_format"] = response_format
 
     attempt = 0
     while True:

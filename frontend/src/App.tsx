@@ -12,6 +12,8 @@ import { WorkflowsPage } from './workflows/WorkflowsPage';
 const RunsPage = lazy(() => import('./runs/RunsPage').then((m) => ({ default: m.RunsPage })));
 const RunPage = lazy(() => import('./runs/RunPage').then((m) => ({ default: m.RunPage })));
 const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ default: m.MemoryPage })));
+const TestRunPage = lazy(() => import('./tests/TestRunPage').then((m) => ({ default: m.TestRunPage })));
+const ComparePage = lazy(() => import('./tests/ComparePage').then((m) => ({ default: m.ComparePage })));
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
 const ThreadsPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadsPage })));
 const ThreadPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadPage })));
@@ -34,6 +36,8 @@ function routeFor(pathname: string): ReactNode {
   if ((params = match('/threads/:id/memory', pathname))) return shell(<MemoryPage key={params.id} threadId={Number(params.id)} />);
   if (match('/threads', pathname)) return shell(<ThreadsPage />);
   if ((params = match('/threads/:id', pathname))) return shell(<ThreadPage key={params.id} threadId={Number(params.id)} />);
+  if ((params = match('/test-runs/:id', pathname))) return shell(<TestRunPage key={params.id} testRunId={Number(params.id)} />);
+  if ((params = match('/test-runs/:a/compare/:b', pathname))) return shell(<ComparePage key={pathname} a={Number(params.a)} b={Number(params.b)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);
   if (match('/account', pathname)) return shell(<AccountPage />);
   return <AppShell><WorkflowsPage /></AppShell>;

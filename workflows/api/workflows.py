@@ -148,7 +148,9 @@ class WorkflowDetailView(APIView):
 class PublishView(APIView):
     @extend_schema(request=None, responses={201: {"type": "object", "properties": {"version": {"type": "integer"}}}})
     def post(self, request, pk: int):
-        version = services.workflow_publish(workflow=_workflow(request, pk), by=request.user)
+        from workflows.conversation_tests.api import publish  # the tests' publish gate (setting off: a plain publish)
+
+        version = publish(_workflow(request, pk), by=request.user)
         return Response({"version": version.number}, status=status.HTTP_201_CREATED)
 
 

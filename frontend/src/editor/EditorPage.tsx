@@ -20,6 +20,7 @@ import { saveStatus, toGraph, useEditor } from './store';
 // Loaded when first opened: the test chat (the widget's chat view) and the Share / Triggers panel.
 const TestPanel = lazy(() => import('./TestPanel').then((m) => ({ default: m.TestPanel })));
 const SharePanel = lazy(() => import('../publish/SharePanel').then((m) => ({ default: m.SharePanel })));
+const TestsTab = lazy(() => import('../tests/TestsTab').then((m) => ({ default: m.TestsTab })));
 
 type Loaded = { status: 'loading' } | { status: 'ready' } | { status: 'error'; error: Error };
 
@@ -82,7 +83,10 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
   const addNode = useEditor((s) => s.addNode);
   const selectedId = useEditor((s) => (s.nodes.filter((n) => n.selected).length === 1 ? s.nodes.find((n) => n.selected)!.id : null));
   const issueCount = useEditor((s) => s.issues.length);
-  const [tab, setTab] = useState<'inspect' | 'test'>('inspect');
+  // `?tab=tests` (and `&test=ID`, from "Save as test") opens the Tests tab.
+  const [linked] = useState(() => new URLSearchParams(window.location.search));
+  const [tab, setTab] = useState<'inspect' | 'test' | 'tests'>(linked.get('tab') === 'tests' ? 'tests' : 'inspect');
+  const [testsOpened, setTestsOpened] = useState(tab === 'tests'); // then kept, with a run's progress
   // The test chat is set up the first time its tab opens, and then kept (with its conversation).
   const [testOpened, setTestOpened] = useState(false);
   const { screenToFlowPosition } = useReactFlow();
@@ -123,6 +127,9 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
             <button role="tab" aria-selected={tab === 'test'} className={tab === 'test' ? 'active' : ''} onClick={() => { setTab('test'); setTestOpened(true); }}>
               Test chat
             </button>
+            <button role="tab" aria-selected={tab === 'tests'} className={tab === 'tests' ? 'active' : ''} onClick={() => { setTab('tests'); setTestsOpened(true); }}>
+              Tests
+            </button>
           </div>
           <div className="tab-body" hidden={tab !== 'inspect'}>
             <Inspector providers={providers} />
@@ -131,6 +138,13 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
             {testOpened && (
               <Deferred>
                 <TestPanel workflowId={workflowId} />
+              </Deferred>
+            )}
+          </div>
+          <div className="tab-body" hidden={tab !== 'tests'}>
+            {testsOpened && (
+              <Deferred>
+                <TestsTab workflowId={workflowId} openTest={Number(linked.get('test')) || null} />
               </Deferred>
             )}
           </div>
@@ -166,7 +180,10 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
       toast(`Published version ${version}. Webhooks, schedules and the widget now run it.`, 'success', 5000);
       setSharing(true);
     } catch (error) {
-      if (error instanceof ApiError && error.issues.length) {
+      const testRun = error instanceof ApiError ? (error.body as { test_run?: number } | null)?.test_run : undefined;
+      if (testRun) {
+        toast(`${error instanceof Error ? error.message : 'Not published'}: see test run #${testRun} in the Tests tab.`, 'error', 8000);
+      } else if (error instanceof ApiError && error.issues.length) {
         useEditor.getState().setIssues(error.issues);
         useEditor.getState().selectOnly([]);
         toast(`Fix ${error.issues.length} problem${error.issues.length === 1 ? '' : 's'} before publishing.`, 'error', 6000);

@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { api } from '../api/client';
 import type { MemoryExport, MemoryHistory, MemoryMessage } from '../api/types';
 import { formatDateTime } from '../ui/format';
+import { SaveAsTestButton } from '../tests/SaveAsTestButton';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
@@ -22,6 +23,7 @@ export function MemoryPage({ threadId }: { threadId: number }) {
           <p className="muted">What each memory will send to its model next turn, next to the full transcript.</p>
         </div>
         <div className="page-actions">
+          <SaveAsTestButton threadId={threadId} />
           <button className="btn btn-sm" onClick={() => void exportMemory(threadId)}>Export</button>
           <label className="btn btn-sm">
             Import…
