@@ -25,6 +25,7 @@ class Reply:
     hang: float = 0.0  # seconds to stall after the headers (a model that hangs mid-answer)
     prompt_tokens: int = 11
     completion_tokens: int | None = None
+    finish_reason: str = "stop"  # "length": the answer was cut at max_tokens
 
 
 @dataclass
@@ -135,7 +136,7 @@ class FakeLLM:
                         "object": "chat.completion",
                         "created": int(time.time()),
                         "model": request.model,
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": "stop"}],
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}],
                         "usage": self._usage(reply),
                     },
                 )
@@ -162,7 +163,7 @@ class FakeLLM:
                             time.sleep(reply.token_delay)
                         delta = {"content": piece} if index else {"role": "assistant", "content": piece}
                         send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
                     if (request.body.get("stream_options") or {}).get("include_usage"):
                         send({**base, "choices": [], "usage": self._usage(reply)})
                     self.wfile.write(b"data: [DONE]\n\n")

@@ -143,12 +143,12 @@ def test_a_visitor_chats_and_sees_the_reply_stream(published, fake_llm):
         assert messages[1]["data"] == {"run": run, "client_id": "c1", "thread": token}
         assert types[2] == "run.started" and messages[2]["data"] == {"run": run, "thread": token}
         assert types[-1] == "run.finished"
-        assert messages[-1]["data"] == {"run": run, "reply": "Hello there, how can I help you today?"}
+        assert messages[-1]["data"] == {"run": run, "reply": "Hello there, how can I help you today?", "cut": False}
         assert "".join(tokens_of(messages)) == "Hello there, how can I help you today?"
         assert types.index("llm.token") < types.index("run.finished")
         # Nothing internal reaches a visitor: no node outputs, details, warnings or thread ids.
         for message in messages:
-            assert set(message["data"]) <= {"run", "thread", "node", "type", "status", "text", "reply", "client_id"}
+            assert set(message["data"]) <= {"run", "thread", "node", "type", "status", "text", "reply", "cut", "client_id"}
         await comm.disconnect()
         return token, run
 
@@ -404,7 +404,7 @@ def test_a_visitor_who_leaves_mid_reply_does_not_break_the_turn(published, fake_
         history = (await receive_until(comm, is_type("history")))[-1]["data"]
         if history["pending"] == run:
             finished = (await receive_until(comm, is_type("run.finished", "run.failed")))[-1]
-            assert finished == {"type": "run.finished", "data": {"run": run, "reply": reply}}
+            assert finished == {"type": "run.finished", "data": {"run": run, "reply": reply, "cut": False}}
             await comm.send_json_to({"type": "sync", "thread": token, "after": 0})
             history = (await receive_until(comm, is_type("history")))[-1]["data"]
         assert [(m["role"], m["content"]) for m in history["messages"]] == [("user", "long answer please"), ("assistant", reply)]

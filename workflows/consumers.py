@@ -270,7 +270,7 @@ def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
     if kind in (events.NODE_STARTED, events.NODE_FINISHED):
         return {"type": kind, "data": {k: data[k] for k in ("run", "node", "type", "status") if k in data}}
     if kind == events.RUN_FINISHED:
-        return {"type": kind, "data": {"run": run, "reply": data.get("reply", "")}}
+        return {"type": kind, "data": {"run": run, "reply": data.get("reply", ""), "cut": bool(data.get("cut"))}}
     if kind == events.RUN_FAILED:
         return {"type": kind, "data": {"run": run, "error": "Sorry, something went wrong while answering. Please try again."}}
     return None  # memory.* and anything new: internal until decided otherwise

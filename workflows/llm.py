@@ -128,6 +128,7 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
     response = litellm.completion(**kwargs)
     parts: list[str] = []
     usage = None
+    finish_reason = ""
     try:
         for chunk in response:
             if time.monotonic() > deadline:
@@ -135,6 +136,8 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
             if getattr(chunk, "usage", None):
                 usage = chunk.usage
             choices = getattr(chunk, "choices", None) or []
+            if choices and getattr(choices[0], "finish_reason", None):
+                finish_reason = str(choices[0].finish_reason)
             delta = choices[0].delta.content if choices and choices[0].delta else None
             if delta:
                 parts.append(delta)
@@ -158,6 +161,7 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost=0.0 if local else _cost(model, prompt_tokens, completion_tokens),
+        finish_reason=finish_reason,
     )
 
 

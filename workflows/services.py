@@ -290,10 +290,10 @@ def run_execute(*, run_id: int) -> None:
         logger.exception("run %s crashed", run.pk)
         _finish(run, error=f"internal error: {type(exc).__name__}: {exc}", runtime=runtime)
     else:
-        _finish(run, reply=result.reply, runtime=runtime)
+        _finish(run, reply=result.reply, cut=result.cut, runtime=runtime)
 
 
-def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
+def _finish(run: Run, *, runtime, reply: str = "", error: str = "", cut: bool = False) -> None:
     """Record the outcome, the reply in the transcript and the turn in the global history, at once."""
     with transaction.atomic():
         if runtime is not None:
@@ -320,7 +320,7 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
             events.publish(events.RUN_FAILED, {"error": error}, run_id=run.pk, thread_id=run.thread_id)
         else:
             events.publish(
-                events.RUN_FINISHED, {"reply": reply, "warnings": run.warnings}, run_id=run.pk, thread_id=run.thread_id
+                events.RUN_FINISHED, {"reply": reply, "warnings": run.warnings, "cut": cut}, run_id=run.pk, thread_id=run.thread_id
             )
         from .waiting import signal_run_done
 
