@@ -162,6 +162,7 @@ CASES = [
     Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1"}),
     Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
     Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
+    Case("GET", "/api/providers/{id}/models/", lambda w: f"/api/providers/{w.provider}/models/"),
 ]
 
 # Scoped to the caller by construction: lists show only the caller's rows, creates make the
@@ -169,6 +170,7 @@ CASES = [
 CALLER_SCOPED = {
     ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
     ("GET", "/api/providers/"), ("POST", "/api/providers/"),
+    ("GET", "/api/providers/default/"),  # the caller's own providers only: test_the_default_model_is_the_callers
 }
 # Public by design, with what protects them instead.
 PUBLIC = {

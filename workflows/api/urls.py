@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import auth, hooks, providers, runs, stream, threads, widget, workflows
+from . import auth, hooks, provider_models, providers, runs, stream, threads, widget, workflows
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -13,6 +13,8 @@ urlpatterns = [
     path("providers/<int:pk>/", providers.ProviderDetailView.as_view()),
     path("providers/<int:pk>/test/", providers.ProviderTestView.as_view()),
     path("providers/test/", providers.ProviderDraftTestView.as_view()),
+    path("providers/default/", provider_models.ModelDefaultView.as_view()),
+    path("providers/<int:pk>/models/", provider_models.ProviderModelsView.as_view()),
     path("workflows/", workflows.WorkflowListView.as_view()),
     path("workflows/<int:pk>/", workflows.WorkflowDetailView.as_view()),
     path("workflows/<int:pk>/publish/", workflows.PublishView.as_view()),
