@@ -178,7 +178,10 @@ CELERY_BEAT_SCHEDULE = {
     # Turns whose task was lost (e.g. the broker restarted) or whose worker died are re-enqueued.
     "skein-recover-turns": {"task": "workflows.tasks.recover_turns", "schedule": 60.0},
 }
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's database scheduler with a heartbeat (workflows/beat.py), so the web can tell
+# whether schedules fire; the embedded server runs it too (workflows/embedded.py).
+CELERY_BEAT_SCHEDULER = "workflows.beat:Scheduler"
+SKEIN_BEAT_STALE_S = env.float("SKEIN_BEAT_STALE_S", default=60.0)
 CELERY_TIMEZONE = "UTC"
 
 # --- Channels -----------------------------------------------------------------------------------
