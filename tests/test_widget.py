@@ -11,7 +11,7 @@ from asgiref.sync import async_to_sync
 
 from tests.fakellm import Reply
 from tests.graphs import edge, node
-from tests.realtime_fixtures import SITE, communicator, is_type, published, receive_until, tokens_of  # noqa: F401
+from tests.realtime_fixtures import WIDGET_JS, SITE, communicator, is_type, published, receive_until, tokens_of  # noqa: F401
 from workflows.models import Message, Run, Thread
 
 realtime = pytest.mark.django_db(transaction=True)  # consumers use the database from other threads
@@ -120,10 +120,14 @@ def test_public_config_of_an_unpublished_workflow(api, chatbot, client):
 
 
 @pytest.mark.django_db
-def test_widget_script_is_served(client):
+def test_widget_script_is_served_as_utf8(client):
+    assert WIDGET_JS.exists(), "build the widget first (cd frontend/widget && npm ci && npm run build; make test does)"
     response = client.get("/widget.js")
-    assert response.status_code in (200, 503)
-    assert response["Content-Type"].startswith("text/javascript")
+    assert response.status_code == 200
+    # A page in another charset still reads the script's non-ASCII text ("…", "↻") right.
+    assert response["Content-Type"] == "text/javascript; charset=utf-8"
+    script = b"".join(response.streaming_content).decode("utf-8")
+    assert "Connecting…" in script
 
 
 # --- the socket ---------------------------------------------------------------------------------

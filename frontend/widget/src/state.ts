@@ -18,6 +18,14 @@ export interface Message {
   streaming?: boolean; // the reply is being written
   stale?: boolean; // tokens were missed while offline: wait for the final reply
   unsent?: boolean; // not acknowledged by the server yet
+  cut?: boolean; // the reply stopped at the model's length limit (max_tokens): it ends mid-answer
+}
+
+/** What the composer says about a draft message: nothing, or that it is over the limit (it is
+ * never cut silently; sending waits until it fits). */
+export function lengthProblem(text: string, limit: number): string | null {
+  const length = [...text].length;
+  return length > limit ? `${length.toLocaleString('en')} characters: the limit is ${limit.toLocaleString('en')}. Shorten the message to send it.` : null;
 }
 
 let ids = 0;
@@ -82,9 +90,9 @@ export class Conversation {
     return reply;
   }
 
-  finished(run: number, reply: string): void {
+  finished(run: number, reply: string, cut = false): void {
     const message = this.placeholder(run);
-    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false });
+    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false, cut: cut || message.cut });
   }
 
   failed(run: number, error: string): void {
