@@ -218,6 +218,16 @@ def test_a_configured_provider_gives_its_default_model(no_keys, api, user, fake_
     assert (default(api)["provider"], default(api)["model"]) == (anthropic.pk, "claude-haiku-4-5")
 
 
+def test_finding_the_default_asks_few_servers(no_keys, api, user, fake_llm):
+    """Servers that list no model are asked at most three times (the editor waits for the answer)."""
+    asked = []
+    fake_llm.get_responder = lambda path: asked.append(path) or (404, "application/json", b"{}")
+    for i in range(5):
+        services.provider_create(owner=user, name=f"empty {i}", kind="openai_compatible", api_base=fake_llm.base_url)
+    assert default(api)["model"] == "skein-local/smollm2"
+    assert len(asked) == 3
+
+
 def test_the_default_model_is_the_callers(no_keys, api, other_user, fake_llm):
     services.provider_create(owner=other_user, name="mallory's", kind="openai_compatible", api_base=fake_llm.base_url)
     assert default(api)["provider"] is None

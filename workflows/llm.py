@@ -372,9 +372,14 @@ def _litellm_models(kind: str) -> list[str]:
     return ([default] if default in names else []) + [name for name in names if name != default]
 
 
+def needs_listing(provider) -> bool:
+    """Whether a provider's default model has to be asked of its server (it has no usual one)."""
+    return provider.kind not in DEFAULT_MODELS or (provider.kind == "openai" and bool(provider.api_base))
+
+
 def default_model(provider, *, timeout: float = 3.0) -> str:
     """The model a new node gets on ``provider``: the kind's usual one, else the first it serves ("" if none)."""
-    if provider.kind in DEFAULT_MODELS and not (provider.kind == "openai" and provider.api_base):
+    if not needs_listing(provider):
         return DEFAULT_MODELS[provider.kind]
     listed = list_models(provider=provider, timeout=timeout).models
     return listed[0] if listed else ""

@@ -49,6 +49,9 @@ def run_get(*, owner, run_id) -> Run | None:
     return Run.objects.filter(workflow__owner=owner, pk=run_id).prefetch_related("steps", "summarizations").first()
 
 
+MAX_DEFAULT_LISTINGS = 3
+
+
 def model_default(*, owner) -> dict:
     """The model a new node (or template, or demo) starts with on this installation, for ``owner``:
     ``{provider, model}``. A provider of the owner's that can be called (the newest first), else a
@@ -56,11 +59,17 @@ def model_default(*, owner) -> dict:
     from . import llm
 
     providers = list(Provider.objects.filter(owner=owner).order_by("-created", "-id"))
+    asked = 0  # servers asked for their model list: a few at most, each briefly (the editor waits)
     for provider in providers:
-        if provider.kind != "local" and llm.credentials_problem(model="", provider=provider) is None:
-            model = llm.default_model(provider)
-            if model:
-                return {"provider": provider.pk, "model": model}
+        if provider.kind == "local" or llm.credentials_problem(model="", provider=provider) is not None:
+            continue
+        if llm.needs_listing(provider):
+            if asked == MAX_DEFAULT_LISTINGS:
+                continue
+            asked += 1
+        model = llm.default_model(provider, timeout=2.0)
+        if model:
+            return {"provider": provider.pk, "model": model}
     for kind in llm.ENVIRONMENT_KEYS:
         model = llm.DEFAULT_MODELS[kind]
         if llm.credentials_problem(model=model, provider=None) is None:
