@@ -123,9 +123,10 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
   function bubble(message: Message): HTMLElement {
     let node = bubbles.get(message.id);
     if (!node) {
-      // dir="auto": a right-to-left message reads right to left, whatever the page's direction.
+      // dir="auto": a right-to-left message reads right to left, whatever the page's direction. The
+      // speaker and the cut note have a direction of their own, so only the message's text decides.
       node = el('div', { dir: 'auto' });
-      node.append(el('span', { class: 'sr' }), el('span', { class: 'text' }), el('span', { class: 'cut-note' }));
+      node.append(el('span', { class: 'sr', dir: 'auto' }), el('span', { class: 'text' }), el('span', { class: 'cut-note', dir: 'ltr' }));
       bubbles.set(message.id, node);
     }
     node.dataset.testid = `chat-${message.role}`;

@@ -1,6 +1,8 @@
 // Styles live in the widget's shadow root: the page's CSS cannot reach in, ours cannot leak out.
 // Colours come from custom properties set from the theme.
 
+// The message box is 16 px on phones (touch screens, narrow windows): a phone zooms the page in on a
+// smaller input when the visitor taps it.
 export const STYLES = `
 :host{all:initial}
 *{box-sizing:border-box;font:inherit}
@@ -33,7 +35,7 @@ header :focus-visible{outline-color:var(--oa)}
 .composer{display:flex;gap:8px;padding:10px 12px;border-top:1px solid rgba(127,127,127,.25)}
 textarea{flex:1;resize:none;max-height:120px;padding:8px 10px;border:1px solid rgba(127,127,127,.45);border-radius:10px;background:var(--bg);color:var(--fg)}
 .send{width:40px;background:var(--a);color:var(--oa);font-size:16px}
-@media (max-width:600px){textarea{font-size:16px}}
+@media (max-width:600px),(pointer:coarse){textarea{font-size:16px}}
 .launcher{position:fixed;bottom:20px;width:56px;height:56px;border-radius:50%;background:var(--sk-accent,#2563eb);color:var(--sk-on-accent,#fff);
 box-shadow:0 4px 14px rgba(0,0,0,.25);z-index:2147483000;display:grid;place-items:center}
 .launcher svg{width:28px;height:28px}
