@@ -132,9 +132,10 @@ def embedded_env(database: Path, **extra: str) -> dict:
     return env
 
 
-def embedded_prepare(env: dict) -> None:
-    """What `make run` does before serving: migrate, then create the first account (demo / demo)."""
-    for command in (["migrate", "--noinput"], ["skein_bootstrap", "--no-demos"]):
+def embedded_prepare(env: dict, *, demos: bool = False) -> None:
+    """What `make run` does before serving: migrate, then create the first account (demo / demo),
+    its local provider and (``demos``) the demo workflows."""
+    for command in (["migrate", "--noinput"], ["skein_bootstrap"] + ([] if demos else ["--no-demos"])):
         done = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
 
