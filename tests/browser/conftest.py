@@ -7,6 +7,7 @@ Needs ``apt-get install chromium`` (Playwright cannot download browsers here) an
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -81,21 +82,31 @@ def pytest_runtest_makereport(item, call):
         item.browser_failed = report.failed
 
 
-@pytest.fixture
-def page(request, chromium, built_frontend, loaded_urlconf, live_server):
-    context = chromium.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, base_url=live_server.url)
-    context.set_default_timeout(15_000)
+@contextmanager
+def open_page(request, chromium, base_url: str, *, timeout_ms: int = 15_000, height: int = 800):
+    """A page of a fresh browser context on ``base_url``; its JavaScript errors in ``page.js_errors``,
+    and a screenshot when the test failed."""
+    context = chromium.new_context(viewport={"width": 1280, "height": height}, accept_downloads=True, base_url=base_url)
+    context.set_default_timeout(timeout_ms)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.js_errors = errors
-    yield page
-    if getattr(request.node, "browser_failed", False):
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / f"{request.node.name}.png"
-        page.screenshot(path=str(shot))
-        print(f"screenshot of the failure: {shot}; page errors: {errors}")
-    context.close()
+    try:
+        yield page
+        if getattr(request.node, "browser_failed", False):
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            shot = ARTIFACTS / f"{request.node.name}.png"
+            page.screenshot(path=str(shot))
+            print(f"screenshot of the failure: {shot}; page errors: {errors}")
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(request, chromium, built_frontend, loaded_urlconf, live_server):
+    with open_page(request, chromium, live_server.url) as page:
+        yield page
 
 
 @pytest.fixture

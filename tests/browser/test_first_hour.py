@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import open_page
 from tests.browser.helpers import connect, drop_from_palette, log_in, select_node
 from tests.stack import embedded_env, embedded_prepare, start_embedded
 
@@ -40,17 +40,8 @@ def installation(tmp_path_factory, built_frontend):
 
 @pytest.fixture
 def browser_page(request, chromium, installation):
-    context = chromium.new_context(viewport={"width": 1280, "height": 860}, base_url=installation)
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.js_errors = errors
-    yield page
-    if getattr(request.node, "browser_failed", False):
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))
-    context.close()
+    with open_page(request, chromium, installation, timeout_ms=20_000, height=860) as page:
+        yield page
 
 
 def chat_and_expect_an_answer(page, message: str) -> str:
