@@ -186,4 +186,9 @@ def test_the_test_chat_says_when_a_message_is_too_long_and_marks_a_cut_reply(pag
     reply = chat.get_by_test_id("chat-assistant")
     expect(reply).to_contain_text("The three reasons are: first", timeout=60_000)
     expect(reply).to_contain_text("Cut short: the reply reached its length limit.")
+    # and in the trace: the model's step and the output's
+    page.get_by_role("link", name="View trace →").click()
+    for step in ("agent", "out"):
+        expect(page.get_by_test_id(f"step-{step}").locator(".chip", has_text="cut")).to_contain_text("at max tokens")
+    expect(page.get_by_test_id("step-chat").locator(".chip", has_text="cut")).to_have_count(0)
     assert page.js_errors == []
