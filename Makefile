@@ -11,12 +11,14 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 FRONTEND_SOURCES := $(shell find frontend -path frontend/widget -prune -o -name node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
 WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -path frontend/widget/dist -prune -o -type f -print 2>/dev/null)
 
-# llama-cpp-python (the bundled model's runtime) compiles from source: only the library Skein
-# loads, not llama.cpp's multimodal library, tools, examples, server or tests.
-CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF
+# llama-cpp-python (the bundled model's runtime) compiles from source: only the libraries Skein
+# loads (libllama, ggml), not llama.cpp's multimodal and common libraries, tools, examples, server
+# or tests (config/llama_cpp_build.cmake).
+CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF \
+  -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath config/llama_cpp_build.cmake)
 export CMAKE_ARGS
 # CPU seconds compiling it takes (measured on a 2-core machine), for the first run's estimate.
-LLAMA_BUILD_CPU_S := 350
+LLAMA_BUILD_CPU_S := 160
 
 .PHONY: run test bench bench-quick setup setup-app frontend worker beat web migrate bootstrap system-deps browser-deps clean
 
