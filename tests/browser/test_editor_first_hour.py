@@ -192,3 +192,21 @@ def test_the_test_chat_says_when_a_message_is_too_long_and_marks_a_cut_reply(pag
         expect(page.get_by_test_id(f"step-{step}").locator(".chip", has_text="cut")).to_contain_text("at max tokens")
     expect(page.get_by_test_id("step-chat").locator(".chip", has_text="cut")).to_have_count(0)
     assert page.js_errors == []
+
+
+def test_the_share_panel_says_when_no_scheduler_runs(page, provider):
+    """This server (the test's, not `make run`'s) fires no schedules: the panel says so, and what to do."""
+    from django.core.cache import cache
+
+    from workflows import beat
+
+    cache.delete(beat.HEARTBEAT_KEY)
+    graph = chat_graph(provider["id"])
+    graph["nodes"].append({"id": "tick", "type": "trigger.schedule", "position": {"x": 0, "y": 200}, "data": {"interval_seconds": 60}})
+    graph["edges"].append({"id": "e_tick", "source": "tick", "sourceHandle": "output", "target": "agent", "targetHandle": "input"})
+    open_workflow(page, graph)
+    page.get_by_role("button", name="Publish", exact=True).click()
+    card = page.get_by_role("dialog", name="Share & triggers").get_by_test_id("trigger-tick")
+    expect(card.get_by_test_id("scheduler-warning")).to_have_text("⚠ schedules are not running: start Skein with make run (its server fires them)")
+    expect(card.get_by_test_id("scheduler-warning").locator("code")).to_have_text("make run")
+    assert page.js_errors == []

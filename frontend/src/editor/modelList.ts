@@ -22,10 +22,6 @@ export function modelsFor(provider: number | null): Promise<ModelList> {
   return list;
 }
 
-export function forgetModelLists(): void {
-  cache.clear();
-}
-
 /** The served models of ``provider`` (``undefined``: the node calls no model, nothing is read). */
 export function useModelList(provider: number | null | undefined): ModelList & { loading: boolean } {
   const [state, setState] = useState<ModelList & { loading: boolean }>({ models: [], error: '', loading: provider !== undefined });
