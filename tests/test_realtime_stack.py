@@ -76,7 +76,7 @@ def test_widget_tokens_arrive_in_order_through_worker_and_redis(stack, published
         # in order, none lost or doubled (tokens that queued up behind a send are merged into one)
         assert "".join(tokens) == REPLY
         assert len(tokens) > 1
-        assert messages[-1] == {"type": "run.finished", "data": {"run": run, "reply": REPLY}}
+        assert messages[-1] == {"type": "run.finished", "data": {"run": run, "reply": REPLY, "cut": False}}
         token = messages[0]["data"]["thread"]
 
         # a second turn on the warm worker, timed

@@ -30,7 +30,7 @@ def test_an_editor_page_preloads_the_editors_reads_after_the_app_itself(client, 
     assert response["Cache-Control"] == "no-cache"
     assert preloads(response) == [
         f'<link rel="preload" href="{url}" as="fetch" crossorigin>'
-        for url in ("/api/auth/me/", "/api/node-types/", "/api/workflows/12/", "/api/providers/")
+        for url in ("/api/auth/me/", "/api/node-types/", "/api/workflows/12/", "/api/providers/", "/api/providers/default/")
     ]
     html = response.content.decode()
     assert html.index("/static/assets/index-abcd1234.js") < html.index('rel="preload"') < html.index("</head>")

@@ -226,7 +226,7 @@ def test_real_beat_and_worker_create_runs_on_schedule(require_postgres, require_
     env = full_mode_env(connection.settings_dict["NAME"], require_redis)
     worker = start_worker(env, tmp_path, concurrency=4)
     beat = Process("beat", [str(__import__("tests.stack", fromlist=["BIN"]).BIN / "celery"), "-A", "config", "beat", "--scheduler",
-                            "django_celery_beat.schedulers:DatabaseScheduler", "--loglevel", "INFO", "--max-interval", "1"], env, tmp_path)
+                            "workflows.beat:Scheduler", "--loglevel", "INFO", "--max-interval", "1"], env, tmp_path)
     try:
         wait_for(lambda: Run.objects.filter(workflow_id=workflow["id"], status="succeeded").count() >= 3, timeout=90,
                  what="three scheduled runs", diagnostics=lambda: beat.output() + worker.output())

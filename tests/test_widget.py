@@ -11,7 +11,7 @@ from asgiref.sync import async_to_sync
 
 from tests.fakellm import Reply
 from tests.graphs import edge, node
-from tests.realtime_fixtures import SITE, communicator, is_type, published, receive_until, tokens_of  # noqa: F401
+from tests.realtime_fixtures import WIDGET_JS, SITE, communicator, is_type, published, receive_until, tokens_of  # noqa: F401
 from workflows.models import Message, Run, Thread
 
 realtime = pytest.mark.django_db(transaction=True)  # consumers use the database from other threads
@@ -120,10 +120,14 @@ def test_public_config_of_an_unpublished_workflow(api, chatbot, client):
 
 
 @pytest.mark.django_db
-def test_widget_script_is_served(client):
+def test_widget_script_is_served_as_utf8(client):
+    assert WIDGET_JS.exists(), "build the widget first (cd frontend/widget && npm ci && npm run build; make test does)"
     response = client.get("/widget.js")
-    assert response.status_code in (200, 503)
-    assert response["Content-Type"].startswith("text/javascript")
+    assert response.status_code == 200
+    # A page in another charset still reads the script's non-ASCII text ("…", "↻") right.
+    assert response["Content-Type"] == "text/javascript; charset=utf-8"
+    script = b"".join(response.streaming_content).decode("utf-8")
+    assert "Connecting…" in script
 
 
 # --- the socket ---------------------------------------------------------------------------------
@@ -143,12 +147,12 @@ def test_a_visitor_chats_and_sees_the_reply_stream(published, fake_llm):
         assert messages[1]["data"] == {"run": run, "client_id": "c1", "thread": token}
         assert types[2] == "run.started" and messages[2]["data"] == {"run": run, "thread": token}
         assert types[-1] == "run.finished"
-        assert messages[-1]["data"] == {"run": run, "reply": "Hello there, how can I help you today?"}
+        assert messages[-1]["data"] == {"run": run, "reply": "Hello there, how can I help you today?", "cut": False}
         assert "".join(tokens_of(messages)) == "Hello there, how can I help you today?"
         assert types.index("llm.token") < types.index("run.finished")
         # Nothing internal reaches a visitor: no node outputs, details, warnings or thread ids.
         for message in messages:
-            assert set(message["data"]) <= {"run", "thread", "node", "type", "status", "text", "reply", "client_id"}
+            assert set(message["data"]) <= {"run", "thread", "node", "type", "status", "text", "reply", "cut", "client_id"}
         await comm.disconnect()
         return token, run
 
@@ -404,7 +408,7 @@ def test_a_visitor_who_leaves_mid_reply_does_not_break_the_turn(published, fake_
         history = (await receive_until(comm, is_type("history")))[-1]["data"]
         if history["pending"] == run:
             finished = (await receive_until(comm, is_type("run.finished", "run.failed")))[-1]
-            assert finished == {"type": "run.finished", "data": {"run": run, "reply": reply}}
+            assert finished == {"type": "run.finished", "data": {"run": run, "reply": reply, "cut": False}}
             await comm.send_json_to({"type": "sync", "thread": token, "after": 0})
             history = (await receive_until(comm, is_type("history")))[-1]["data"]
         assert [(m["role"], m["content"]) for m in history["messages"]] == [("user", "long answer please"), ("assistant", reply)]

@@ -71,19 +71,6 @@ def connection_test(*, provider, model: str = "", timeout: float = 20.0) -> dict
     return {"ok": True, "model": model, **result, "latency_ms": _ms_since(started)}
 
 
-def provider_models(provider, *, timeout: float = 5.0) -> list[str]:
-    """The model ids an OpenAI-compatible server (``GET <base>/models``) or Ollama lists; [] when
-    it lists none or cannot be asked. Guarded like every provider request."""
-    try:
-        if provider.kind == "ollama":
-            return _ollama_models(provider, timeout)
-        if provider.api_base:
-            return _served_models(provider, timeout) or []
-    except Diagnosis:
-        pass
-    return []
-
-
 # --- OpenAI-compatible servers --------------------------------------------------------------------
 def _first_model(provider, timeout: float) -> str:
     served = _served_models(provider, timeout)

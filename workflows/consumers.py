@@ -309,7 +309,7 @@ def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
     if kind in (events.NODE_STARTED, events.NODE_FINISHED):
         return {"type": kind, "data": {k: data[k] for k in ("run", "node", "type", "status") if k in data}}
     if kind == events.RUN_FINISHED:
-        return {"type": kind, "data": {"run": run, "reply": data.get("reply", "")}}
+        return {"type": kind, "data": {"run": run, "reply": data.get("reply", ""), "cut": bool(data.get("cut"))}}
     if kind == events.RUN_FAILED:
         error = data.get("error", "")  # a spend-limit refusal is written for the visitor; other errors are the owner's
         shown = error if limits.is_refusal(error) else "Sorry, something went wrong while answering. Please try again."

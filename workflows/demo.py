@@ -12,6 +12,7 @@ from django.db import transaction
 
 from .engine.graph import edge_json, node_json
 from .models import Provider, Workflow
+from .selectors import model_default
 from .services import graph_issues, provider_create, workflow_create
 
 LOCAL_PROVIDER_NAME = "Local model (SmolLM2, offline)"
@@ -158,13 +159,15 @@ def local_provider_get_or_create(*, owner) -> tuple[Provider, bool]:
 
 
 @transaction.atomic
-def demo_seed(*, owner, provider: Provider) -> list[Workflow]:
-    """Store the demos that ``owner`` does not have yet (by name); returns the ones created.
+def demo_seed(*, owner) -> list[Workflow]:
+    """Store the demos that ``owner`` does not have yet (by name), on the model a new node gets
+    here (``selectors.model_default``: the bundled local model when no provider key is configured);
+    returns the ones created.
 
     Raises ``ValueError`` if a demo does not validate: a broken demo is a bug, not a user's draft."""
     existing = set(Workflow.objects.filter(owner=owner).values_list("name", flat=True))
     created = []
-    for name, graph in demo_graphs(provider=provider.pk):
+    for name, graph in demo_graphs(**model_default(owner=owner)):
         if name in existing:
             continue
         issues = graph_issues(graph=graph, owner=owner)

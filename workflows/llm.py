@@ -6,10 +6,12 @@ becomes a ``NodeError`` with a clear message.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from django.conf import settings
@@ -90,6 +92,7 @@ def complete(
     """One model call, streamed. ``timeout`` bounds each attempt; ``deadline`` (a
     ``time.monotonic()`` instant) bounds the whole call, retries included: no request is sent
     after it, and an attempt in flight gives up at it."""
+    require_credentials(ref, provider)
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
     target = litellm_target(ref, provider)
@@ -140,6 +143,7 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
     response = litellm.completion(**kwargs)
     parts: list[str] = []
     usage = None
+    finish_reason = ""
     try:
         for chunk in response:
             if time.monotonic() > deadline:
@@ -147,6 +151,8 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
             if getattr(chunk, "usage", None):
                 usage = chunk.usage
             choices = getattr(chunk, "choices", None) or []
+            if choices and getattr(choices[0], "finish_reason", None):
+                finish_reason = str(choices[0].finish_reason)
             delta = choices[0].delta.content if choices and choices[0].delta else None
             if delta:
                 parts.append(delta)
@@ -170,6 +176,7 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost=0.0 if local else _cost(model, prompt_tokens, completion_tokens),
+        finish_reason=finish_reason,
     )
 
 
@@ -255,6 +262,137 @@ def _message(exc: Exception) -> str:
 
 
 def describe_error(exc: Exception, ref: ModelRef) -> str:
+    """One line a person can act on: the reason, what to do, and the start of the provider's own words."""
     _code, explanation = error_reason(exc)
-    detail = _message(exc)
-    return f"model '{ref.model}' failed: {explanation}: {detail}"[:2000]
+    return f"model '{ref.model}' failed: {explanation}: {_one_line(_message(exc))}"
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+# --- credentials, and what a provider serves ------------------------------------------------------
+# The environment variable litellm reads for a kind's own endpoint (settings.py explains the rules).
+ENVIRONMENT_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+# The model a new node gets on a provider of this kind (kinds that serve a list use its first model).
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5", "local": local_model.MODEL_NAME}
+MAX_LISTED_MODELS = 500
+MAX_LIST_BYTES = 1_000_000
+
+
+def credentials_problem(*, model: str, provider) -> str | None:
+    """Why a call of ``model`` (on ``provider``, or with environment keys when None) would have no
+    usable credentials, with what to do; None when nothing is missing. Checked when a workflow is
+    saved and again before each call, so a missing key never reaches litellm."""
+    if provider is not None:
+        variable = ENVIRONMENT_KEYS.get(provider.kind)
+        if variable and not provider.api_base and not provider.has_api_key and not os.environ.get(variable):
+            return f"the provider '{provider.name}' has no API key: add one on the Providers page or set {variable}"
+        return None
+    if model.startswith(local_model.PROVIDER + "/"):
+        return None
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:
+        return (
+            f"no provider is chosen and litellm does not know which service serves '{model}': "
+            f"choose a provider (or name the service, as in 'openai/{model}')"
+        )
+    try:
+        missing = litellm.validate_environment(model).get("missing_keys") or []
+    except Exception:
+        return None
+    keys = [name for name in missing if name.endswith(("_KEY", "_TOKEN"))]
+    if keys:
+        return f"no API key for '{model}': add a provider on the Providers page or set {' or '.join(keys)}"
+    return None
+
+
+def require_credentials(ref: ModelRef, provider) -> None:
+    """Fail a call that has no usable key before litellm does (in its own words, retried as if
+    transient): the reason and what to do, as an authentication error (reason ``auth``)."""
+    problem = credentials_problem(model=ref.model, provider=provider)
+    if problem:
+        cause = litellm.AuthenticationError(message=problem, llm_provider="", model=ref.model)
+        raise NodeError(f"model '{ref.model}' cannot be called: {problem}") from cause
+
+
+@dataclass
+class ModelList:
+    models: list[str] = field(default_factory=list)
+    error: str = ""  # why the list could not be read (the provider's server did not answer, ...)
+
+
+def list_models(*, provider, timeout: float = 5.0) -> ModelList:
+    """The models a provider serves, for the editor's model picker and a new node's default.
+
+    The one place Skein asks a provider's server what it serves: ``GET <base>/models`` for
+    OpenAI-compatible servers (and OpenAI on a base URL of its own), ``GET <base>/api/tags`` for
+    Ollama. OpenAI and Anthropic list litellm's chat models, the local provider its bundled model,
+    and no provider (environment keys) the chat models of the kinds whose key is set. Never raises:
+    a server that cannot be read is an ``error`` to show."""
+    if provider is None:
+        names = [m for kind, variable in ENVIRONMENT_KEYS.items() if os.environ.get(variable) for m in _litellm_models(kind)]
+        return ModelList(names)
+    kind = provider.kind
+    if kind == "local":
+        return ModelList([local_model.MODEL_NAME])
+    if kind == "anthropic" or (kind == "openai" and not provider.api_base):
+        return ModelList(_litellm_models(kind))
+    if kind == "ollama":
+        url, entries, name_key = (provider.api_base or settings.SKEIN_OLLAMA_API_BASE).rstrip("/") + "/api/tags", "models", "name"
+    elif provider.api_base:
+        url, entries, name_key = provider.api_base.rstrip("/") + "/models", "data", "id"
+    else:
+        return ModelList(error="this provider has no base URL")
+    headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
+    try:
+        status, body = _get_bounded(url, headers=headers, timeout=timeout)
+    except Exception as exc:  # httpx raises many types: every one means the server could not be read
+        return ModelList(error=f"could not read {url}: {_one_line(str(exc) or type(exc).__name__, 200)}")
+    if status in (401, 403):
+        return ModelList(error=f"{url} refused the API key (HTTP {status})")
+    if status != 200:
+        return ModelList(error=f"{url} answered HTTP {status}")
+    try:
+        items = json.loads(body).get(entries)
+        names = [str(item[name_key]) for item in items if isinstance(item, dict) and item.get(name_key)]
+    except Exception:
+        return ModelList(error=f"{url} did not answer with a model list (is the base URL an OpenAI-compatible API?)")
+    return ModelList([name[:200] for name in names[:MAX_LISTED_MODELS]])
+
+
+def _get_bounded(url: str, *, headers: dict, timeout: float) -> tuple[int, bytes]:
+    """GET ``url`` through the address guard (no redirects), reading at most MAX_LIST_BYTES of its body."""
+    with netguard.http_client().stream("GET", url, headers=headers, timeout=timeout) as response:
+        body = b""
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_LIST_BYTES:
+                raise ValueError(f"the model list is larger than {MAX_LIST_BYTES} bytes")
+        return response.status_code, body
+
+
+@lru_cache(maxsize=4)
+def _litellm_models(kind: str) -> list[str]:
+    """litellm's chat models of a kind, the default first."""
+    names = sorted(
+        name for name, info in litellm.model_cost.items()
+        if info.get("litellm_provider") == kind and info.get("mode") == "chat" and "/" not in name and ":" not in name
+    )
+    default = DEFAULT_MODELS.get(kind)
+    return ([default] if default in names else []) + [name for name in names if name != default]
+
+
+def needs_listing(provider) -> bool:
+    """Whether a provider's default model has to be asked of its server (it has no usual one)."""
+    return provider.kind not in DEFAULT_MODELS or (provider.kind == "openai" and bool(provider.api_base))
+
+
+def default_model(provider, *, timeout: float = 3.0) -> str:
+    """The model a new node gets on ``provider``: the kind's usual one, else the first it serves ("" if none)."""
+    if not needs_listing(provider):
+        return DEFAULT_MODELS[provider.kind]
+    listed = list_models(provider=provider, timeout=timeout).models
+    return listed[0] if listed else ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .models import Message, Provider, Run, Thread, Workflow
@@ -62,3 +64,51 @@ def run_list(*, owner, workflow=None, trigger=None, status=None, thread=None) ->
 
 def run_get(*, owner, run_id) -> Run | None:
     return Run.objects.filter(workflow__owner=owner, pk=run_id).prefetch_related("steps", "summarizations").first()
+
+
+MAX_DEFAULT_LISTINGS = 3
+
+
+def model_default(*, owner) -> dict:
+    """The model a new node (or template, or demo) starts with on this installation, for ``owner``:
+    ``{provider, model}``. A provider of the owner's that can be called (the newest first), else a
+    model the environment's keys reach, else the bundled local model: something that answers."""
+    from . import llm
+
+    providers = list(Provider.objects.filter(owner=owner).order_by("-created", "-id"))
+    asked = 0  # servers asked for their model list: a few at most, each briefly (the editor waits)
+    for provider in providers:
+        if provider.kind == "local" or llm.credentials_problem(model="", provider=provider) is not None:
+            continue
+        if llm.needs_listing(provider):
+            if asked == MAX_DEFAULT_LISTINGS:
+                continue
+            asked += 1
+        model = llm.default_model(provider, timeout=2.0)
+        if model:
+            return {"provider": provider.pk, "model": model}
+    for kind in llm.ENVIRONMENT_KEYS:
+        model = llm.DEFAULT_MODELS[kind]
+        if llm.credentials_problem(model=model, provider=None) is None:
+            return {"provider": None, "model": model}
+    local = next((p for p in reversed(providers) if p.kind == "local"), None)
+    if local is not None:
+        return {"provider": local.pk, "model": llm.DEFAULT_MODELS["local"]}
+    return {"provider": None, "model": f"{llm.local_model.PROVIDER}/{llm.local_model.MODEL_NAME}"}
+
+
+def workflow_unpublished_changes(*, workflow: Workflow) -> bool:
+    """Whether the draft would behave differently from the published version (None: nothing is
+    published). Where the nodes sit on the canvas is not a change; their params and edges are."""
+    published = workflow.published_version
+    return published is not None and _behaviour(workflow.graph) != _behaviour(published.graph)
+
+
+def _behaviour(graph) -> tuple:
+    graph = graph if isinstance(graph, dict) else {}
+    nodes = graph.get("nodes") if isinstance(graph.get("nodes"), list) else []
+    edges = graph.get("edges") if isinstance(graph.get("edges"), list) else []
+    return (
+        sorted(json.dumps([n.get("id"), n.get("type"), n.get("data")], sort_keys=True) for n in nodes if isinstance(n, dict)),
+        sorted(json.dumps([e.get(k) for k in ("source", "sourceHandle", "target", "targetHandle")]) for e in edges if isinstance(e, dict)),
+    )

@@ -44,15 +44,23 @@ class NoTrigger(Exception):
 
 # --- graphs -------------------------------------------------------------------------------------
 def graph_issues(*, graph, owner) -> list[dict]:
-    """Every problem of a graph for this owner: the engine's checks plus providers they can use.
+    """Every problem of a graph for this owner: the engine's checks, plus the providers its models
+    name (they must be the owner's) and credentials for each model (a key stored or in the environment).
 
     Raises ``GraphShapeError`` for input that is not graph-shaped at all."""
+    from . import llm
+
     analysis = analyze_raw(graph)
     issues = list(analysis.issues)
-    wanted = {rn.params.provider: rn.node_id for rn in analysis.nodes.values() if getattr(rn.params, "provider", None)}
-    if wanted:
-        owned = set(Provider.objects.filter(owner=owner, pk__in=list(wanted)).values_list("pk", flat=True))
-        issues += [issue(node, "provider", f"provider {pid} does not exist") for pid, node in wanted.items() if pid not in owned]
+    callers = [rn for rn in analysis.nodes.values() if rn.node_type.model_ref_of(rn.params) is not None]
+    wanted = {rn.params.provider for rn in callers if rn.params.provider}
+    owned = {p.pk: p for p in Provider.objects.filter(owner=owner, pk__in=list(wanted))} if wanted else {}
+    for rn in callers:
+        pid = rn.params.provider
+        if pid and pid not in owned:
+            issues.append(issue(rn.node_id, "provider", f"provider {pid} does not exist"))
+        elif problem := llm.credentials_problem(model=rn.params.model, provider=owned.get(pid)):
+            issues.append(issue(rn.node_id, "model", problem))
     return issues
 
 
@@ -332,10 +340,10 @@ def run_execute(*, run_id: int) -> None:
         logger.exception("run %s crashed", run.pk)
         _finish(run, error=f"internal error: {type(exc).__name__}: {exc}", runtime=runtime)
     else:
-        _finish(run, reply=result.reply, runtime=runtime)
+        _finish(run, reply=result.reply, cut=result.cut, runtime=runtime)
 
 
-def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
+def _finish(run: Run, *, runtime, reply: str = "", error: str = "", cut: bool = False) -> None:
     """Record the outcome, the reply in the transcript and the turn in the memory, at once."""
     with transaction.atomic():
         runtime.steps_save()
@@ -355,7 +363,7 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "") -> None:
             events.publish(events.RUN_FAILED, {"error": error}, run_id=run.pk, thread_id=run.thread_id)
         else:
             events.publish(
-                events.RUN_FINISHED, {"reply": reply, "warnings": run.warnings}, run_id=run.pk, thread_id=run.thread_id
+                events.RUN_FINISHED, {"reply": reply, "warnings": run.warnings, "cut": cut}, run_id=run.pk, thread_id=run.thread_id
             )
         from . import metrics, telemetry
         from .waiting import signal_run_done

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import services, versions
+from . import beat, services, versions
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
 
@@ -122,6 +122,7 @@ def triggers_of(*, workflow: Workflow, base_url: str) -> list[dict]:
     if version is None:
         return []
     webhooks = {w.node: w for w in Webhook.objects.filter(workflow=workflow)}
+    scheduler = None
     listed = []
     for node_id, rn in sorted(services.version_analysis(version).nodes.items()):
         if not rn.node_type.is_trigger:
@@ -137,6 +138,8 @@ def triggers_of(*, workflow: Workflow, base_url: str) -> list[dict]:
         if rn.node_type.type == "trigger.schedule":
             item["next_runs"] = next_runs(workflow=workflow, node_id=node_id)
             item["next_run"] = item["next_runs"][0] if item["next_runs"] else None
+            # whether a beat has ticked lately (its heartbeat): "next runs" mean nothing without one
+            item["scheduler"] = scheduler = scheduler or beat.schedules_status()
         listed.append(item)
     return listed
 

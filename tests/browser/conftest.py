@@ -7,6 +7,7 @@ Needs ``apt-get install chromium`` (Playwright cannot download browsers here) an
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -81,10 +82,12 @@ def pytest_runtest_makereport(item, call):
         item.browser_failed = report.failed
 
 
-@pytest.fixture
-def page(request, chromium, built_frontend, loaded_urlconf, live_server):
-    context = chromium.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, base_url=live_server.url)
-    context.set_default_timeout(15_000)
+@contextmanager
+def open_page(request, chromium, base_url: str, *, timeout_ms: int = 15_000, height: int = 800):
+    """A page of a fresh browser context on ``base_url``; its JavaScript errors in ``page.js_errors``,
+    a screenshot when the test failed, and any Content-Security-Policy violation fails the test."""
+    context = chromium.new_context(viewport={"width": 1280, "height": height}, accept_downloads=True, base_url=base_url)
+    context.set_default_timeout(timeout_ms)
     # Every page the app serves runs under its Content-Security-Policy: any violation fails the test.
     context.add_init_script(
         "window.__violations = [];"
@@ -94,15 +97,24 @@ def page(request, chromium, built_frontend, loaded_urlconf, live_server):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.js_errors = errors
-    yield page
-    violations = page.evaluate("window.__violations || []") if not page.is_closed() else []
-    if getattr(request.node, "browser_failed", False):
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / f"{request.node.name}.png"
-        page.screenshot(path=str(shot))
-        print(f"screenshot of the failure: {shot}; page errors: {errors}")
-    context.close()
+    violations: list = []
+    try:
+        yield page
+        violations = page.evaluate("window.__violations || []") if not page.is_closed() else []
+        if getattr(request.node, "browser_failed", False):
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            shot = ARTIFACTS / f"{request.node.name}.png"
+            page.screenshot(path=str(shot))
+            print(f"screenshot of the failure: {shot}; page errors: {errors}")
+    finally:
+        context.close()
     assert violations == [], f"the page broke its Content-Security-Policy: {violations}"
+
+
+@pytest.fixture
+def page(request, chromium, built_frontend, loaded_urlconf, live_server):
+    with open_page(request, chromium, live_server.url) as page:
+        yield page
 
 
 @pytest.fixture
@@ -131,12 +143,7 @@ def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
 
 
 @pytest.fixture
-def live_page(chromium, built_frontend, daphne):
+def live_page(request, chromium, built_frontend, daphne):
     """A page on the daphne server (see ``daphne``), for watching turns as they happen."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 800}, base_url=daphne)
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    yield page
-    context.close()
+    with open_page(request, chromium, daphne, timeout_ms=20_000) as page:
+        yield page

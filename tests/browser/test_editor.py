@@ -64,6 +64,9 @@ def test_build_test_and_transfer_a_summarizing_chatbot(page, browser_user, fake_
     # Params: the LLM uses the fake provider.
     select_node(page, "llm_1")
     page.locator('select[name="provider"]').select_option(str(provider["id"]))
+    # choosing a provider picks a model it serves; another one can still be typed in
+    expect(page.locator('select[name="model"]')).to_have_value("fake")
+    page.locator('select[name="model"]').select_option(label="Other model (type its name)…")
     page.locator('input[name="model"]').fill("fake-model")
     page.locator('textarea[name="system_prompt"]').fill("You are a test bot.")
     wait_saved(page)

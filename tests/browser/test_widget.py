@@ -244,3 +244,38 @@ def test_the_widget_works_on_a_page_with_a_strict_content_security_policy(server
     # the app's own answers carry its policy; the widget script is served to any page
     script = httpx.get(f"{server['base']}/widget.js", timeout=60)
     assert script.status_code == 200
+
+
+def test_on_a_phone_the_widget_reads_any_direction_marks_cut_replies_and_says_when_a_message_is_too_long(server, site, chromium, fake_llm):
+    allow(server, [site["origin"]])
+    context = chromium.new_context(viewport={"width": 390, "height": 780}, is_mobile=True, has_touch=True)
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    try:
+        page.goto(site["url"])
+        launcher = page.get_by_role("button", name=re.compile("^Open chat"))
+        expect(launcher.locator("svg path")).to_have_count(1)  # drawn, not an emoji a phone may lack
+        assert launcher.inner_text().strip() == ""
+        open_widget(page)
+        box = page.get_by_role("textbox", name="Message")
+        # 16 px: a phone does not zoom the page when the visitor taps the message box
+        assert box.evaluate("el => getComputedStyle(el).fontSize") == "16px"
+
+        box.fill("y" * 4001)
+        alert = page.get_by_role("alert")
+        expect(alert).to_have_text("4,001 characters: the limit is 4,000. Shorten the message to send it.")
+        expect(page.get_by_role("button", name="Send", exact=True)).to_be_disabled()
+        assert len(box.input_value()) == 4001
+
+        fake_llm.responder = lambda request: Reply(text="مرحبا! متجرنا يفتح في", finish_reason="length")
+        box.fill("שלום, מתי אתם פתוחים?")
+        expect(alert).to_have_count(0)
+        page.keyboard.press("Enter")
+        expect_reply(page, 1, "Cut short: the reply reached its length limit.")
+        user, reply = messages(page).nth(0), messages(page).nth(1)
+        for bubble in (user, reply):
+            assert bubble.get_attribute("dir") == "auto"
+            assert bubble.evaluate("el => getComputedStyle(el).direction") == "rtl"
+        expect(reply).to_contain_text("مرحبا! متجرنا يفتح في")
+    finally:
+        context.close()

@@ -116,7 +116,8 @@ def run_ending(*, run_id: int) -> tuple[str, dict] | None:
     if run is None or not run.is_done:
         return None
     if run.status == Run.Status.SUCCEEDED:
-        return events.RUN_FINISHED, {"run": run.pk, "reply": run.output, "warnings": run.warnings}
+        cut = run.steps.filter(type="output", details__cut=True).exists()
+        return events.RUN_FINISHED, {"run": run.pk, "reply": run.output, "warnings": run.warnings, "cut": cut}
     return events.RUN_FAILED, {"run": run.pk, "error": run.error}
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import auth, files, hooks, limits, providers, runs, stream, threads, versions, widget, workflows
+from . import auth, files, hooks, limits, provider_models, providers, runs, stream, threads, versions, widget, workflows
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -14,6 +14,8 @@ urlpatterns = [
     path("providers/<int:pk>/", providers.ProviderDetailView.as_view()),
     path("providers/<int:pk>/test/", providers.ProviderTestView.as_view()),
     path("providers/test/", providers.ProviderDraftTestView.as_view()),
+    path("providers/default/", provider_models.ModelDefaultView.as_view()),
+    path("providers/<int:pk>/models/", provider_models.ProviderModelsView.as_view()),
     path("workflows/", workflows.WorkflowListView.as_view()),
     path("workflows/<int:pk>/", workflows.WorkflowDetailView.as_view()),
     path("workflows/import/", files.ImportView.as_view()),

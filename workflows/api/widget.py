@@ -139,7 +139,8 @@ def widget_script(request):
             content_type="text/javascript",
             status=503,
         )
-    response = FileResponse(open(WIDGET_SCRIPT, "rb"), content_type="text/javascript")
+    # The script holds non-ASCII text (icons, "…"): a page in another charset must still read it as UTF-8.
+    response = FileResponse(open(WIDGET_SCRIPT, "rb"), content_type="text/javascript; charset=utf-8")
     response["Cache-Control"] = "public, max-age=300"
     response["Access-Control-Allow-Origin"] = "*"
     return response

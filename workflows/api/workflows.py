@@ -21,6 +21,7 @@ class WorkflowOutput(serializers.Serializer):
     revision = serializers.IntegerField()
     errors = IssueSerializer(many=True)
     published_version = serializers.IntegerField(allow_null=True)
+    unpublished_changes = serializers.BooleanField(help_text="the draft differs from the published version (which webhooks, schedules and the widget run)")
     triggers = serializers.ListField(child=serializers.DictField())
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
@@ -54,6 +55,7 @@ def workflow_data(workflow, request) -> dict:
     return {
         **workflow_summary(workflow),
         "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
+        "unpublished_changes": selectors.workflow_unpublished_changes(workflow=workflow),
         "triggers": triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
     }
 

@@ -28,6 +28,7 @@ class ExecutionResult:
     reply: str
     replies: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
+    cut: bool = False  # a reply is a model's answer cut at its max_tokens
 
 
 @dataclass
@@ -115,6 +116,7 @@ def execute(analysis: Analysis, *, trigger_id: str, input_value: FlowValue, serv
         result.ran.append(node_id)
         if "reply" in outcome.details:
             result.replies.append(outcome.details["reply"])
+            result.cut = result.cut or bool(outcome.details.get("cut"))
 
     result.reply = "\n\n".join(result.replies)
     return result

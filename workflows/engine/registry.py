@@ -46,6 +46,8 @@ class FlowValue:
 
     text: str
     messages: list[dict] | None = None
+    # The text is a model's answer cut at its max_tokens (it ends mid-answer).
+    cut: bool = False
 
 
 @dataclass

@@ -27,14 +27,25 @@ class LLMResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    finish_reason: str = ""  # as the provider said: "stop", "length" (cut at max_tokens), ...
+
+    @property
+    def cut(self) -> bool:
+        """The model stopped because it reached max_tokens: the text ends mid-answer."""
+        return self.finish_reason == "length"
 
     def details(self) -> dict[str, Any]:
-        return {
+        details = {
             "model": self.model,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost": self.cost,
         }
+        if self.finish_reason:
+            details["finish_reason"] = self.finish_reason
+        if self.cut:
+            details["cut"] = True
+        return details
 
 
 @dataclass(frozen=True)

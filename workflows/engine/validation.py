@@ -88,6 +88,7 @@ def analyze(graph: Graph) -> Analysis:
         )
 
     valid_edges = []
+    unchecked_edges = []  # edges touching a node whose own problem is reported: their ports are unknown
     for edge in graph.edges:
         source, target = graph.nodes.get(edge.source), graph.nodes.get(edge.target)
         if source is None or target is None:
@@ -100,6 +101,7 @@ def analyze(graph: Graph) -> Analysis:
             continue
         src, dst = resolved.get(edge.source), resolved.get(edge.target)
         if src is None or dst is None:
+            unchecked_edges.append(edge)
             continue  # the node's own problem is already reported
         out_port = src.outputs.get(edge.source_handle)
         in_port = dst.inputs.get(edge.target_handle)
@@ -159,10 +161,20 @@ def analyze(graph: Graph) -> Analysis:
     if not triggers:
         issues.append(issue(None, None, "add a trigger node (chat, webhook, schedule or manual) to start the workflow"))
     else:
-        reached = _reachable(triggers, flow_edges)
-        for node_id, rn in resolved.items():
-            if rn.node_type.type == "output" and node_id not in reached:
+        # A node with a problem of its own passes the flow on as far as reachability goes: its
+        # problem is reported once, on it, not again on every node behind it.
+        pairs = [(e.source, e.target) for e in flow_edges + unchecked_edges if _may_carry_flow(e, graph, resolved)]
+        reached = _reachable(triggers, pairs)
+        outputs = [n for n in graph.nodes if graph.nodes[n].type == "output"]
+        for node_id in outputs:
+            if node_id in resolved and node_id not in reached:
                 issues.append(issue(node_id, "input", "no trigger reaches this output; connect it to the flow"))
+        answered = _reachable(outputs, [(target, source) for source, target in pairs])  # the nodes from which an output is reached
+        for node_id, rn in resolved.items():
+            if rn.node_type.type == "trigger.chat" and node_id not in answered:
+                issues.append(
+                    issue(node_id, "output", "nothing answers a chat message here: connect this trigger (through an LLM) to an Output node")
+                )
 
     return Analysis(graph=graph, nodes=resolved, issues=issues, flow_order=order, edges=valid_edges)
 
@@ -198,10 +210,25 @@ def _peel(node_ids: list[str], pairs: list[tuple[str, str]]) -> tuple[list[str],
     return order, {n for n in node_ids if indegree[n] > 0}
 
 
-def _reachable(starts: list[str], edges) -> set[str]:
+def _may_carry_flow(edge, graph: Graph, resolved: dict[str, ResolvedNode]) -> bool:
+    """Whether an edge touching a node that did not resolve may be a flow edge: neither end is a
+    port known to carry a resource (a node whose params are invalid still has its type's ports)."""
+    for node_id, handle, side in ((edge.source, edge.source_handle, "outputs"), (edge.target, edge.target_handle, "inputs")):
+        if node_id in resolved:
+            port = getattr(resolved[node_id], side).get(handle)
+        else:
+            node_type = get_node_type(graph.nodes[node_id].type)
+            port = next((p for p in getattr(node_type, side, ()) if p.name == handle), None) if node_type else None
+        if port is not None and port.kind != PortKind.FLOW:
+            return False
+    return True
+
+
+def _reachable(starts: list[str], pairs: list[tuple[str, str]]) -> set[str]:
+    """The nodes reached from ``starts`` along (source, target) pairs, the starts included."""
     adjacency: dict[str, list[str]] = defaultdict(list)
-    for edge in edges:
-        adjacency[edge.source].append(edge.target)
+    for source, target in pairs:
+        adjacency[source].append(target)
     seen = set(starts)
     stack = list(starts)
     while stack:

@@ -53,7 +53,7 @@ class LLMNode(NodeType):
         system_prompt = render(params.system_prompt, input_text=user_text, payload=ctx.payload)
         binding, result = ask_model(ctx, ref, system_prompt, user_text)
         remember(ctx, binding, user_text, result.text)
-        return NodeResult(outputs={"output": FlowValue(result.text)}, details=result.details())
+        return NodeResult(outputs={"output": FlowValue(result.text, cut=result.cut)}, details=result.details())
 
 
 @register

@@ -17,7 +17,10 @@ class OutputNode(NodeType):
 
     def run(self, ctx, inputs):
         text = reply_capped(joined_text(inputs))
-        return NodeResult(outputs={}, details={"reply": text, "output_text": text})
+        details = {"reply": text, "output_text": text}
+        if any(value.cut for value in inputs.get("input", [])):
+            details["cut"] = True  # the reply is a model's answer cut at its max_tokens
+        return NodeResult(outputs={}, details=details)
 
 
 def reply_capped(text: str) -> str:

@@ -6,6 +6,8 @@ import type {
   MemoryExport,
   MemoryHistory,
   MemoryMessage,
+  ModelDefault,
+  ModelList,
   NodeTypeSpec,
   Page,
   Provider,
@@ -171,6 +173,8 @@ export const api = {
   createProvider: (body: { name: string; kind: string; api_base?: string; api_key?: string }) =>
     request<Provider>('POST', '/api/providers/', body),
   deleteProvider: (id: number) => request<void>('DELETE', `/api/providers/${id}/`),
+  modelDefault: () => request<ModelDefault>('GET', '/api/providers/default/'),
+  providerModels: (id: number) => request<ModelList>('GET', `/api/providers/${id}/models/`),
   testProvider: (id: number, model?: string) =>
     request<ProviderTestResult>('POST', `/api/providers/${id}/test/`, model ? { model } : {}),
 

@@ -91,6 +91,8 @@ export interface WorkflowSummary {
 
 export interface Workflow extends WorkflowSummary {
   errors: ValidationIssue[];
+  /** The draft differs from the published version (which webhooks, schedules and the widget run). */
+  unpublished_changes?: boolean;
   /** The published version's triggers (empty before the first publish). */
   triggers?: TriggerInfo[];
 }
@@ -104,6 +106,22 @@ export interface TriggerInfo {
   signing_secret?: string;
   next_run?: string | null;
   next_runs?: string[];
+  /** Schedules: whether a beat has ticked lately, and what to do if not. */
+  scheduler?: { running: boolean; message: string };
+}
+
+/** `GET /api/providers/default/`: the model a new node starts with on this installation. */
+export interface ModelDefault {
+  provider: number | null;
+  model: string;
+  /** Models the server's environment keys reach (for nodes with no provider). */
+  environment_models: string[];
+}
+
+/** `GET /api/providers/{id}/models/` */
+export interface ModelList {
+  models: string[];
+  error: string;
 }
 
 /** The widget's look: the widget's own type. */

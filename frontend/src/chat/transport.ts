@@ -7,11 +7,15 @@ import { api, ApiError, readCookie } from '../api/client';
 export { mountChat } from '../../widget/src/embed';
 export type { ChatHandle, ServerEvent, Transport } from '../../widget/src/embed';
 
+/** The longest message the owner's chat endpoints take (StreamInput / ChatInput in workflows/api/). */
+export const OWNER_MAX_MESSAGE = 100_000;
+
 /** `POST /api/workflows/{id}/chat/stream/` (Server-Sent Events) against the draft, with the session's CSRF header. */
 export function draftTransport(workflowId: number): Transport {
   return streamTransport({
     url: `/api/workflows/${workflowId}/chat/stream/`,
     messagesUrl: (thread) => `/api/threads/${encodeURIComponent(thread)}/messages/`,
+    runUrl: (run) => `/api/runs/${run}/`,
     headers: (): Record<string, string> => {
       const token = readCookie('csrftoken');
       return token ? { 'X-CSRFToken': token } : {};

@@ -31,9 +31,10 @@ export function EditorPage({ workflowId }: { workflowId: number }) {
   const load = useCallback(async () => {
     setLoaded({ status: 'loading' });
     try {
-      const { specs, workflow, providers: providerList } = await loadEditorData(workflowId);
+      const { specs, workflow, providers: providerList, modelDefault } = await loadEditorData(workflowId);
       registerNodeTypes([...specs.map((s) => s.type), ...(workflow.graph?.nodes ?? []).map((n) => n.type)]);
       useEditor.getState().setSpecs(specs);
+      useEditor.getState().setModelDefault(modelDefault);
       useEditor.getState().load(workflow);
       setProviders(providerList);
       setLoaded({ status: 'ready' });
@@ -109,6 +110,7 @@ function Editor({ workflowId, providers, onReload }: { workflowId: number; provi
         <EditorToolbar workflowId={workflowId} />
       </TopBar>
       <ConflictBanner onReload={onReload} />
+      <UnpublishedBanner />
       <div className="editor-body">
         <Palette specs={specList} onAdd={addAtCenter} />
         <div className="canvas-wrap" ref={canvasRef}>
@@ -164,6 +166,8 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
   const hasManualTrigger = useEditor((s) => s.nodes.some((n) => n.type === 'trigger.manual'));
   const { setName, undo, redo } = useEditor.getState();
   const status = useEditor((s) => saveStatus(s));
+  const saveError = useEditor((s) => s.saveError);
+  const nameMissing = !name.trim();
   const { fitView } = useReactFlow();
   const [publishing, setPublishing] = useState(false);
   const [sharing, setSharing] = useState(false);
@@ -176,7 +180,7 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
         return;
       }
       const { version } = await api.publish(workflowId);
-      useEditor.setState({ publishedVersion: version });
+      useEditor.setState({ publishedVersion: version, unpublishedChanges: false });
       toast(`Published version ${version}. Webhooks, schedules and the widget now run it.`, 'success', 5000);
       setSharing(true);
     } catch (error) {
@@ -228,16 +232,29 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
     <div className="editor-toolbar">
       <Link to="/" className="crumb">Workflows</Link>
       <span className="crumb-sep">/</span>
-      <input className="name-input" aria-label="Workflow name" value={name} onChange={(e) => setName(e.target.value)} size={Math.max(8, Math.min(name.length + 1, 36))} />
+      <input
+        className={`name-input${nameMissing ? ' name-input-invalid' : ''}`}
+        aria-label="Workflow name"
+        aria-invalid={nameMissing || undefined}
+        aria-describedby={nameMissing || saveError ? 'save-problem' : undefined}
+        value={name}
+        onChange={(e) => setName(e.target.value)}
+        size={Math.max(8, Math.min(name.length + 1, 36))}
+      />
       <span className={`save-status save-${status}`} data-testid="save-status" data-status={status}>
         {status === 'error' ? (
-          <button className="link-button" onClick={() => void saveNow()} title={useEditor.getState().saveError ?? ''}>
+          <button className="link-button" onClick={() => void saveNow()}>
             Save failed · retry
           </button>
         ) : (
           STATUS_TEXT[status]
         )}
       </span>
+      {(nameMissing || (status === 'error' && saveError)) && (
+        <span className="save-problem" id="save-problem" role="alert" data-testid="save-problem">
+          {nameMissing ? 'The name is not saved: a workflow needs a name.' : `Not saved: ${saveError}`}
+        </span>
+      )}
       <div className="toolbar-spacer" />
       <div className="toolbar-group">
         <button className="btn btn-ghost btn-icon" onClick={undo} disabled={!canUndo} title="Undo (Ctrl+Z)" aria-label="Undo">↶</button>
@@ -265,6 +282,19 @@ function EditorToolbar({ workflowId }: { workflowId: number }) {
           <SharePanel workflowId={workflowId} onClose={() => setSharing(false)} />
         </Deferred>
       )}
+    </div>
+  );
+}
+
+/** The draft differs from what is live: webhooks, schedules and the widget still run the published version. */
+function UnpublishedBanner() {
+  const version = useEditor((s) => s.publishedVersion);
+  const changed = useEditor((s) => s.unpublishedChanges);
+  if (!version || !changed) return null;
+  return (
+    <div className="unpublished-banner" role="status" data-testid="unpublished-banner">
+      <b>Unpublished changes.</b> The test chat runs this draft; the webhooks, schedules and widget still run version {version}. Publish to make them
+      run it.
     </div>
   );
 }

@@ -138,22 +138,23 @@ function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
       )}
       {spec?.dynamic_outputs && flowOut.length === 0 && <div className="sk-node-msg sk-msg-error">Add a route to connect this router</div>}
       {issues.slice(0, 3).map((issue, i) => (
-        <div key={i} className="sk-node-msg sk-msg-error" data-testid="node-error">
+        <div key={i} className="sk-node-msg sk-msg-error" data-testid="node-error" title={issue.message}>
           {issue.field ? <b>{issue.field}: </b> : null}
           {issue.message}
         </div>
       ))}
       {issues.length > 3 && <div className="sk-node-msg sk-msg-error">+{issues.length - 3} more</div>}
       {run?.error && (
-        <div className="sk-node-msg sk-msg-error" data-testid="node-run-error">
+        <div className="sk-node-msg sk-msg-error sk-msg-run" data-testid="node-run-error" title={run.error}>
           {run.error}
         </div>
       )}
-      {run?.warnings.map((w, i) => (
-        <div key={i} className="sk-node-msg sk-msg-warning" data-testid="node-warning">
+      {run?.warnings.slice(0, 2).map((w, i) => (
+        <div key={i} className="sk-node-msg sk-msg-warning sk-msg-run" data-testid="node-warning" title={w}>
           ⚠ {w}
         </div>
       ))}
+      {(run?.warnings.length ?? 0) > 2 && <div className="sk-node-msg sk-msg-warning sk-msg-run">+{run!.warnings.length - 2} more warnings</div>}
       <ResourcePorts ports={resIn} side="bottom" nodeIssues={portIssues} />
     </div>
   );

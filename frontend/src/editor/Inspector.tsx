@@ -1,26 +1,15 @@
 // The side panel: the selected node's params form and its problems, or, with nothing selected,
 // the workflow's problems and how to get going.
 import { useReactFlow } from '@xyflow/react';
-import { useMemo } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { Provider, ValidationIssue } from '../api/types';
 import { Link } from '../router';
 import { SchemaForm, unplacedIssues } from '../schema/SchemaForm';
 import { formatDuration } from '../ui/format';
 import { categoryClass } from './categories';
+import { modelsFor, useModelList } from './modelList';
+import { takesModel } from './models';
 import { issuesOf, useEditor, type FlowNode } from './store';
-
-const COMMON_MODELS = [
-  'gpt-4o-mini',
-  'gpt-4o',
-  'gpt-4.1-mini',
-  'gpt-4.1',
-  'o4-mini',
-  'claude-3-5-haiku-latest',
-  'claude-sonnet-4-0',
-  'ollama/llama3.1',
-  'ollama/qwen2.5',
-];
 
 export function Inspector({ providers }: { providers: Provider[] }) {
   // The selected ids, not the nodes: a node dragged around is a new object on every frame.
@@ -49,8 +38,20 @@ function NodeInspector({ node, providers }: { node: InspectedNode; providers: Pr
   const run = useEditor((s) => s.runState[node.id]);
   const lastRunId = useEditor((s) => s.lastRunId);
   const updateNodeData = useEditor((s) => s.updateNodeData);
-  const usedModels = useEditor(useShallow((s) => s.nodes.map((n) => n.data.model).filter((m): m is string => typeof m === 'string')));
-  const modelSuggestions = useMemo(() => [...new Set([...usedModels, ...COMMON_MODELS])], [usedModels]);
+  const callsModel = takesModel(spec);
+  const provider = typeof node.data.provider === 'number' ? node.data.provider : null;
+  const served = useModelList(callsModel ? provider : undefined);
+
+  /** Choosing a provider also picks a model it serves (unless the node's model is one already). */
+  const change = (patch: Record<string, unknown>) => {
+    updateNodeData(node.id, patch);
+    if (!callsModel || !('provider' in patch)) return;
+    const chosen = typeof patch.provider === 'number' ? patch.provider : null;
+    void modelsFor(chosen).then(({ models }) => {
+      const now = useEditor.getState().nodes.find((n) => n.id === node.id)?.data;
+      if (models.length && now?.provider === patch.provider && !models.includes(String(now?.model ?? ''))) updateNodeData(node.id, { model: models[0] });
+    });
+  };
 
   if (!spec) {
     return (
@@ -111,10 +112,11 @@ function NodeInspector({ node, providers }: { node: InspectedNode; providers: Pr
         schema={spec.params_schema}
         value={node.data}
         issues={issues}
-        onChange={(patch) => updateNodeData(node.id, patch)}
+        onChange={change}
         context={{
           providers,
-          modelSuggestions,
+          modelSuggestions: served.models,
+          modelHint: callsModel && <ModelHint served={served} hasProvider={provider !== null} />,
           providersLink: (
             <Link to="/providers" className="small field-link">
               {providers.length ? 'Manage providers' : 'Add a provider (API key or local server)'}
@@ -125,6 +127,15 @@ function NodeInspector({ node, providers }: { node: InspectedNode; providers: Pr
       <PortsHelp node={node} />
     </div>
   );
+}
+
+function ModelHint({ served, hasProvider }: { served: { models: string[]; error: string; loading: boolean }; hasProvider: boolean }) {
+  if (served.loading) return <p className="field-help">Reading the provider's models…</p>;
+  if (served.error) return <p className="field-help field-warning" data-testid="model-list-error">Could not list this provider's models ({served.error}); type the model's name.</p>;
+  if (!served.models.length && !hasProvider) {
+    return <p className="field-help">No API key is set in the server's environment: choose a provider to pick from its models.</p>;
+  }
+  return null;
 }
 
 function PortsHelp({ node }: { node: InspectedNode }) {

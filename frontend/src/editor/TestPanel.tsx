@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { api } from '../api/client';
 import type { WidgetTheme } from '../api/types';
-import { draftTransport, gatedTransport, manualTransport, mountChat, type ChatHandle } from '../chat/transport';
+import { draftTransport, gatedTransport, manualTransport, mountChat, OWNER_MAX_MESSAGE, type ChatHandle } from '../chat/transport';
 import { Link } from '../router';
 import { toast } from '../ui/toast';
 import { useEditor } from './store';
@@ -57,7 +57,9 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
     const transport = gatedTransport(mode === 'manual' ? manualTransport(workflowId) : draftTransport(workflowId), saveDraft);
     const handle = mountChat(host.current, {
       transport,
-      storageKey: null,
+      // The conversation survives a reload (as the widget's does): the thread is kept per workflow.
+      storageKey: mode === 'manual' ? null : testThreadKey(workflowId),
+      maxLength: OWNER_MAX_MESSAGE,
       theme: { title: useEditor.getState().name || 'Test chat', placeholder: placeholderFor(mode) },
       onThread: (value) => {
         setThread(value);
@@ -73,7 +75,7 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
     });
     chat.current = handle;
     if (!ready) handle.disable('Add a Chat message trigger (or a Manual run) to test here.');
-    setThread(null);
+    setThread(handle.thread);
     setTurn(null);
     return () => {
       chat.current = null;
@@ -112,6 +114,10 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
       <TurnFooter turn={turn} thread={mode === 'manual' ? null : thread} />
     </div>
   );
+}
+
+export function testThreadKey(workflowId: number): string {
+  return `skein:test-thread:${workflowId}`;
 }
 
 function placeholderFor(mode: 'chat' | 'manual', placeholder?: string) {

@@ -9,6 +9,7 @@ function server(workflowStatus = () => 200) {
     'GET /api/node-types/': () => ({ body: nodeTypes }),
     'GET /api/workflows/7/': () => (workflowStatus() === 200 ? { body: workflow() } : { status: workflowStatus(), body: { detail: 'nope' } }),
     'GET /api/providers/': () => ({ body: [] }),
+    'GET /api/providers/default/': () => ({ body: { provider: 3, model: 'smollm2', environment_models: [] } }),
   });
 }
 
@@ -17,13 +18,14 @@ describe('the editor data', () => {
     const backend = server();
     vi.stubGlobal('fetch', backend.fetch);
     prefetchEditorData(7);
-    expect(backend.calls.map((c) => c.url).sort()).toEqual(['/api/node-types/', '/api/providers/', '/api/workflows/7/']);
+    expect(backend.calls.map((c) => c.url).sort()).toEqual(['/api/node-types/', '/api/providers/', '/api/providers/default/', '/api/workflows/7/']);
     const data = await loadEditorData(7);
     expect(data.workflow.id).toBe(7);
     expect(data.specs).toHaveLength(nodeTypes.length);
-    expect(backend.calls).toHaveLength(3);
+    expect(data.modelDefault).toMatchObject({ provider: 3, model: 'smollm2' });
+    expect(backend.calls).toHaveLength(4);
     await loadEditorData(7); // a later editor (e.g. after "Reload latest") reads afresh
-    expect(backend.calls).toHaveLength(6);
+    expect(backend.calls).toHaveLength(8);
   });
 
   it('is read again when the early read failed (say, before logging in)', async () => {

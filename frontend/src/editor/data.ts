@@ -4,21 +4,24 @@
 // page for /workflows/{id} preloads the same URLs, so the browser has them in flight even earlier:
 // config/urls.py, `editor_preloads`.)
 import { api } from '../api/client';
-import type { NodeTypeSpec, Provider, Workflow } from '../api/types';
+import type { ModelDefault, NodeTypeSpec, Provider, Workflow } from '../api/types';
 
 export interface EditorData {
   specs: NodeTypeSpec[];
   workflow: Workflow;
   providers: Provider[];
+  /** The model a dropped node starts with (null if the server could not say: the schema's default). */
+  modelDefault: ModelDefault | null;
 }
 
 export async function fetchEditorData(workflowId: number): Promise<EditorData> {
-  const [specs, workflow, providers] = await Promise.all([
+  const [specs, workflow, providers, modelDefault] = await Promise.all([
     api.nodeTypes(),
     api.workflow(workflowId),
     api.providers().catch(() => [] as Provider[]),
+    api.modelDefault().catch(() => null),
   ]);
-  return { specs, workflow, providers };
+  return { specs, workflow, providers, modelDefault };
 }
 
 let early: { workflowId: number; data: Promise<EditorData> } | null = null;

@@ -275,3 +275,41 @@ describe('issues by node', () => {
     expect(issuesOf(s().issues, 'llm_1')).not.toBe(first);
   });
 });
+
+describe('a first hour that works', () => {
+  afterEach(() => s().setModelDefault(null));
+
+  it('gives a dropped node that calls a model the installation default model', () => {
+    s().setModelDefault({ provider: 3, model: 'smollm2' });
+    s().addNode('llm', { x: 0, y: 0 });
+    s().addNode('router.llm', { x: 0, y: 0 });
+    s().addNode('llm.model', { x: 0, y: 0 });
+    s().addNode('output', { x: 0, y: 0 });
+    const data = Object.fromEntries(s().nodes.map((n) => [n.id, n.data]));
+    for (const id of ['llm_1', 'llm_2', 'model_1']) expect(data[id]).toMatchObject({ model: 'smollm2', provider: 3 });
+    expect(data.llm_1).toMatchObject({ temperature: 0.7 }); // the other defaults stay
+    expect(data.output_1).toEqual({});
+  });
+
+  it('forgets a node\'s last run when the node is edited, and only that node\'s', () => {
+    s().addNode('llm', { x: 0, y: 0 });
+    s().addNode('output', { x: 0, y: 0 });
+    s().nodeEvent('llm_1', { status: 'failed', error: 'model exploded' });
+    s().nodeEvent('output_1', { status: 'succeeded' });
+    s().updateNodeData('llm_1', { system_prompt: 'Be kind.' });
+    expect(s().runState.llm_1).toBeUndefined();
+    expect(s().runState.output_1).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('saves the graph without an empty name, and takes whether the draft differs from what is published', async () => {
+    const server = mockFetch({ 'PUT /api/workflows/7/': ({ json }) => ({ body: { ...workflow(), ...(json as object), revision: 4, unpublished_changes: true } }) });
+    vi.stubGlobal('fetch', server.fetch);
+    s().load(workflow({ published_version: 2, unpublished_changes: false }));
+    s().setName('  ');
+    s().addNode('llm', { x: 0, y: 0 });
+    expect(await s().save()).toBe(true);
+    expect(server.calls[0].body).not.toHaveProperty('name');
+    expect(server.calls[0].body).toHaveProperty('graph');
+    expect(s().unpublishedChanges).toBe(true);
+  });
+});

@@ -16,6 +16,7 @@ import { create } from 'zustand';
 import { api, ConflictError } from '../api/client';
 import type { Graph, GraphEdge, NodeParams, NodeTypeSpec, Run, RunWarning, ValidationIssue, Workflow } from '../api/types';
 import { defaultsFor } from '../schema/schema';
+import { withModel, type ModelChoice } from './models';
 import { checkConnection, outputPorts, type ConnectionCandidate, type GraphLookup } from './ports';
 
 export type FlowNode = Node<NodeParams>;
@@ -45,6 +46,10 @@ export interface EditorState {
   name: string;
   revision: number;
   publishedVersion: number | null;
+  /** The saved draft differs from the published version (the server compares them). */
+  unpublishedChanges: boolean;
+  /** The model a dropped node starts with (the installation's default). */
+  modelDefault: ModelChoice | null;
   nodes: FlowNode[];
   edges: FlowEdge[];
   issues: ValidationIssue[];
@@ -63,6 +68,7 @@ export interface EditorState {
   lastRunId: number | null;
 
   setSpecs: (specs: NodeTypeSpec[]) => void;
+  setModelDefault: (choice: ModelChoice | null) => void;
   load: (workflow: Workflow) => void;
   onNodesChange: (changes: NodeChange<FlowNode>[]) => void;
   onEdgesChange: (changes: EdgeChange<FlowEdge>[]) => void;
@@ -199,6 +205,8 @@ export const useEditor = create<EditorState>()((set, get) => {
     name: '',
     revision: 0,
     publishedVersion: null,
+    unpublishedChanges: false,
+    modelDefault: null,
     nodes: [],
     edges: [],
     issues: [],
@@ -215,6 +223,8 @@ export const useEditor = create<EditorState>()((set, get) => {
 
     setSpecs: (specs) => set({ specs: Object.fromEntries(specs.map((s) => [s.type, s])) }),
 
+    setModelDefault: (choice) => set({ modelDefault: choice }),
+
     load: (workflow) => {
       lastEdit = null;
       dragStart = null;
@@ -224,6 +234,7 @@ export const useEditor = create<EditorState>()((set, get) => {
         name: workflow.name,
         revision: workflow.revision,
         publishedVersion: workflow.published_version ?? null,
+        unpublishedChanges: workflow.unpublished_changes ?? false,
         ...fromGraph(workflow.graph),
         issues: workflow.errors ?? [],
         changeCount: 0,
@@ -283,7 +294,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       const spec = state.specs[type];
       if (!spec) return null;
       const id = uniqueNodeId(type, state.nodes.map((n) => n.id));
-      const node: FlowNode = { id, type, position, data: defaultsFor(spec.params_schema), selected: true };
+      const node: FlowNode = { id, type, position, data: withModel(defaultsFor(spec.params_schema), spec, state.modelDefault), selected: true };
       commit({ nodes: [...state.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), node] });
       return id;
     },
@@ -297,8 +308,11 @@ export const useEditor = create<EditorState>()((set, get) => {
       const edges = spec?.dynamic_outputs && spec.dynamic_outputs in patch
         ? followDynamicOutputs(spec, id, node.data, data, state.edges)
         : state.edges;
+      // The node's last run said nothing about the node as it is now: its error and status go.
+      const { [id]: _stale, ...runState } = state.runState;
+      void _stale;
       commit(
-        { nodes: state.nodes.map((n) => (n.id === id ? { ...n, data } : n)), edges },
+        { nodes: state.nodes.map((n) => (n.id === id ? { ...n, data } : n)), edges, runState },
         { coalesceKey: `${id}:${Object.keys(patch).sort().join(',')}` },
       );
     },
@@ -402,11 +416,19 @@ export const useEditor = create<EditorState>()((set, get) => {
         set({ saving: true });
         try {
           const saved = await api.saveWorkflow(state.workflowId!, {
-            name: state.name,
+            // An empty name is refused by the server: the graph is saved without it (the page says so).
+            ...(state.name.trim() ? { name: state.name } : {}),
             graph: toGraph(state.nodes, state.edges),
             revision: state.revision,
           });
-          set({ revision: saved.revision, issues: saved.errors ?? [], savedCount: sent, saving: false, saveError: null });
+          set({
+            revision: saved.revision,
+            issues: saved.errors ?? [],
+            unpublishedChanges: saved.unpublished_changes ?? false,
+            savedCount: sent,
+            saving: false,
+            saveError: null,
+          });
           return true;
         } catch (error) {
           if (error instanceof ConflictError) set({ conflict: { revision: error.revision }, saving: false });

@@ -169,6 +169,11 @@ function WidgetSettingsForm({ workflowId, settings, onChange }: { workflowId: nu
   );
 }
 
+/** Text with `commands` in backquotes shown as code. */
+function withCode(text: string) {
+  return text.split('`').map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part));
+}
+
 function TriggersSection({ workflowId, triggers, published, onChange }: { workflowId: number; triggers: TriggerInfo[]; published: boolean; onChange: (t: TriggerInfo[]) => void }) {
   return (
     <section className="share-section" aria-labelledby="share-triggers">
@@ -225,6 +230,11 @@ function TriggerCard({ workflowId, trigger, onChange }: { workflowId: number; tr
             </div>
           )}
         </>
+      )}
+      {trigger.type === 'trigger.schedule' && trigger.scheduler && !trigger.scheduler.running && (
+        <p className="share-note small" role="alert" data-testid="scheduler-warning">
+          ⚠ {withCode(trigger.scheduler.message)}
+        </p>
       )}
       {trigger.type === 'trigger.schedule' && (
         <div className="small">

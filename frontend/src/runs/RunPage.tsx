@@ -113,6 +113,7 @@ function detailChips(details: Record<string, unknown>): [string, string][] {
   add('prompt tokens', details.prompt_tokens);
   add('completion tokens', details.completion_tokens);
   if (typeof details.cost === 'number') add('cost', formatCost(details.cost));
+  if (details.cut === true) add('cut', 'at max tokens: the text ends mid-answer');
   return chips;
 }
 

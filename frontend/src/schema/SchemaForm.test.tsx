@@ -33,9 +33,11 @@ const byName = (name: string) => document.querySelector(`[name="${name}"]`) as H
 describe('SchemaForm', () => {
   it('renders the llm params with the right controls', () => {
     render(<Harness type="llm" onPatch={() => {}} />);
-    expect(byName('model').getAttribute('list')).toBeTruthy();
-    const options = [...document.querySelectorAll(`#${CSS.escape(byName('model').getAttribute('list')!)} option`)].map((o) => o.getAttribute('value'));
-    expect(options).toEqual(['gpt-4o-mini', 'gpt-4o']);
+    // The model is picked among the models the provider serves, or typed ("Other model").
+    const model = byName('model') as unknown as HTMLSelectElement;
+    expect(model.tagName).toBe('SELECT');
+    expect([...model.options].map((o) => o.text)).toEqual(['gpt-4o-mini', 'gpt-4o', 'Other model (type its name)…']);
+    expect(model.value).toBe('gpt-4o-mini');
     expect(byName('system_prompt').tagName).toBe('TEXTAREA');
     expect(byName('temperature')).toMatchObject({ type: 'number', min: '0', max: '2', value: '0.7' });
     const provider = byName('provider') as unknown as HTMLSelectElement;
@@ -51,8 +53,27 @@ describe('SchemaForm', () => {
     expect(onPatch).toHaveBeenLastCalledWith({ max_tokens: null });
     fireEvent.change(byName('temperature'), { target: { value: '1.5' } });
     expect(onPatch).toHaveBeenLastCalledWith({ temperature: 1.5 });
+    fireEvent.change(byName('model'), { target: { value: 'gpt-4o' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ model: 'gpt-4o' });
+    const other = [...(byName('model') as unknown as HTMLSelectElement).options].find((o) => o.text.startsWith('Other'))!;
+    fireEvent.change(byName('model'), { target: { value: other.value } });
+    expect(byName('model').tagName).toBe('INPUT'); // free text, the served models still suggested
     fireEvent.change(byName('model'), { target: { value: 'claude-sonnet-4-0' } });
     expect(onPatch).toHaveBeenLastCalledWith({ model: 'claude-sonnet-4-0' });
+    fireEvent.click(screen.getByRole('button', { name: 'Choose from the 2 served models' }));
+    expect(onPatch).toHaveBeenLastCalledWith({ model: 'gpt-4o-mini' });
+    expect(byName('model').tagName).toBe('SELECT');
+  });
+
+  it('types the model when the provider lists none, or the model is not among those listed', () => {
+    const { unmount } = render(<Harness type="llm" initial={{ model: 'my-finetune' }} onPatch={() => {}} />);
+    expect(byName('model')).toMatchObject({ tagName: 'INPUT', value: 'my-finetune' });
+    unmount();
+    render(
+      <SchemaForm schema={spec('llm').params_schema} value={{ model: 'x' }} issues={[]} onChange={() => {}} context={{ providers, modelSuggestions: [] }} />,
+    );
+    expect(byName('model').tagName).toBe('INPUT');
+    expect(screen.queryByRole('button', { name: /served models/ })).toBeNull();
   });
 
   it('shows local bound errors and server errors next to their field', () => {

@@ -7,7 +7,10 @@ import { fieldsOf, localProblem, newItem, parseInput, type FieldSpec } from './s
 
 export interface FormContext {
   providers: Provider[];
+  /** The models the chosen provider serves (the model picker's choices; free text is allowed too). */
   modelSuggestions: string[];
+  /** Said under the model field (e.g. why the provider's models could not be listed). */
+  modelHint?: ReactNode;
   /** A link to manage providers, rendered under the provider select. */
   providersLink?: ReactNode;
 }
@@ -97,6 +100,7 @@ function Field({ field, path, value, siblings, onChange, issues, context, compac
       {control}
       {field.description && !compact && <p className="field-help">{field.description}</p>}
       {field.widget === 'provider' && context.providersLink}
+      {field.widget === 'model' && context.modelHint}
       <FieldMessages messages={messages} />
     </div>
   );
@@ -163,19 +167,8 @@ function Control({ field, id, path, value, siblings, onChange, issues, context, 
       );
     }
 
-    case 'model': {
-      const listId = `${id}-models`;
-      return (
-        <>
-          <input {...common} type="text" list={listId} value={(value as string) ?? ''} placeholder="e.g. gpt-4o-mini" autoComplete="off" spellCheck={false} onChange={(e) => onChange(e.target.value)} />
-          <datalist id={listId}>
-            {context.modelSuggestions.map((m) => (
-              <option key={m} value={m} />
-            ))}
-          </datalist>
-        </>
-      );
-    }
+    case 'model':
+      return <ModelPicker common={common} value={(value as string) ?? ''} models={context.modelSuggestions} onChange={onChange} />;
 
     case 'prompt':
       return <PromptEditor common={common} title={field.title} value={(value as string) ?? ''} maxLength={field.maxLength} onChange={onChange} />;
@@ -214,6 +207,43 @@ function Control({ field, id, path, value, siblings, onChange, issues, context, 
 }
 
 type Common = { id: string; name: string; 'aria-invalid'?: boolean };
+
+const OTHER_MODEL = '\u0000other';
+
+/** A choice among the models the provider serves, or any name typed in ("Other model…"). */
+function ModelPicker({ common, value, models, onChange }: { common: Common; value: string; models: string[]; onChange: (v: string) => void }) {
+  const [typing, setTyping] = useState(false);
+  const listed = models.includes(value);
+  if (!models.length || typing || (value && !listed)) {
+    const listId = `${common.id}-models`;
+    return (
+      <div className="model-picker">
+        <input {...common} type="text" list={listId} value={value} placeholder="the model's name, e.g. gpt-4o-mini" autoComplete="off" spellCheck={false} onChange={(e) => onChange(e.target.value)} />
+        <datalist id={listId}>
+          {models.map((m) => (
+            <option key={m} value={m} />
+          ))}
+        </datalist>
+        {models.length > 0 && (
+          <button type="button" className="link-button small" onClick={() => { setTyping(false); if (!listed) onChange(models[0]); }}>
+            Choose from the {models.length} served models
+          </button>
+        )}
+      </div>
+    );
+  }
+  return (
+    <select {...common} value={value} onChange={(e) => (e.target.value === OTHER_MODEL ? setTyping(true) : onChange(e.target.value))}>
+      {!value && <option value="">Choose a model…</option>}
+      {models.map((m) => (
+        <option key={m} value={m}>
+          {m}
+        </option>
+      ))}
+      <option value={OTHER_MODEL}>Other model (type its name)…</option>
+    </select>
+  );
+}
 
 /** Keeps the typed text (so "0." or "-" survive) while the params get the parsed number. */
 function NumberInput({ common, field, value, onChange }: { common: Common; field: FieldSpec; value: unknown; onChange: (v: unknown) => void }) {

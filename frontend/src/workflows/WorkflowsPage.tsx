@@ -1,6 +1,7 @@
 import { useRef, useState, type ChangeEvent, type KeyboardEvent } from 'react';
 import { api } from '../api/client';
 import type { WorkflowSummary } from '../api/types';
+import { graphWithModel } from '../editor/models';
 import { Link, navigate } from '../router';
 import { timeAgo } from '../ui/format';
 import { EmptyState, ErrorState } from '../ui/States';
@@ -27,7 +28,18 @@ export function WorkflowsPage() {
     }
   };
 
-  const fromTemplate = (template: Template) => create(template.key === 'blank' ? 'Untitled workflow' : template.name, template.graph);
+  /** A template on the model that answers here (the server's default), so its first chat works. */
+  const fromTemplate = async (template: Template) => {
+    if (!template.graph.nodes.length) return create('Untitled workflow', template.graph);
+    setBusy(true);
+    try {
+      const [choice, specs] = await Promise.all([api.modelDefault(), api.nodeTypes()]);
+      await create(template.name, graphWithModel(template.graph, Object.fromEntries(specs.map((s) => [s.type, s])), choice));
+    } catch (err) {
+      toast((err as Error).message, 'error');
+      setBusy(false);
+    }
+  };
 
   const importFile = async (event: ChangeEvent<HTMLInputElement>) => {
     const file = event.target.files?.[0];

@@ -1,4 +1,5 @@
-// Starter workflows shown on the workflow list. Params left out take the node type's defaults.
+// Starter workflows shown on the workflow list. Params left out take the node type's defaults;
+// nodes that call a model get the installation's default model when created (editor/models.ts).
 import type { Graph } from '../api/types';
 
 export interface Template {

@@ -2,7 +2,7 @@
 // button, driven by a Transport. Vanilla DOM; text is only ever set as text, never as HTML.
 
 import type { ServerEvent, Status, Theme, Transport } from './protocol';
-import { Conversation, type Message } from './state';
+import { Conversation, lengthProblem, type Message } from './state';
 import { adoptStyles } from './styles';
 
 export interface ChatOptions {
@@ -10,6 +10,8 @@ export interface ChatOptions {
   theme?: Theme;
   /** localStorage key that keeps the thread across reloads; null: do not keep it. */
   storageKey?: string | null;
+  /** The longest message the server takes, in characters (the widget's: 4000). */
+  maxLength?: number;
   /** Render inside a shadow root of its own (default), isolated from the page's styles. */
   shadow?: boolean;
   /** Show a close button that calls this. */
@@ -35,6 +37,7 @@ export interface ChatHandle {
 }
 
 let instances = 0;
+export const WIDGET_MAX_MESSAGE = 4000; // workflows/widget.py MAX_MESSAGE_CHARS
 
 const storage = {
   get(key: string | null | undefined): string | null {
@@ -99,10 +102,13 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
   const form = el('form', { class: 'composer' });
   const inputId = `skein-input-${n}`;
   const label = el('label', { for: inputId, class: 'sr' }, 'Message');
-  const input = el('textarea', { id: inputId, rows: '1', maxlength: '4000' });
+  const limitId = `skein-limit-${n}`;
+  const input = el('textarea', { id: inputId, rows: '1', dir: 'auto', 'aria-describedby': limitId });
   const sendButton = el('button', { type: 'submit', class: 'send', 'aria-label': 'Send' }, '➤');
+  const limit = el('p', { id: limitId, class: 'limit', role: 'alert' });
+  const maxLength = options.maxLength ?? WIDGET_MAX_MESSAGE;
   form.append(label, input, sendButton);
-  chat.append(header, log, starters, status, form);
+  chat.append(header, log, starters, status, limit, form);
   root.appendChild(chat);
   const bubbles = new Map<number, HTMLElement>();
 
@@ -117,20 +123,25 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
   function bubble(message: Message): HTMLElement {
     let node = bubbles.get(message.id);
     if (!node) {
-      node = el('div');
-      node.append(el('span', { class: 'sr' }), el('span', { class: 'text' }));
+      // dir="auto": a right-to-left message reads right to left, whatever the page's direction. The
+      // speaker and the cut note have a direction of their own, so only the message's text decides.
+      node = el('div', { dir: 'auto' });
+      node.append(el('span', { class: 'sr', dir: 'auto' }), el('span', { class: 'text' }), el('span', { class: 'cut-note', dir: 'ltr' }));
       bubbles.set(message.id, node);
     }
     node.dataset.testid = `chat-${message.role}`;
-    node.className = `msg ${message.role}${message.streaming ? ' streaming' : ''}${message.unsent ? ' unsent' : ''}`;
+    node.className = `msg ${message.role}${message.streaming ? ' streaming' : ''}${message.unsent ? ' unsent' : ''}${message.cut ? ' cut' : ''}`;
     node.setAttribute('aria-busy', message.streaming ? 'true' : 'false');
-    (node.firstChild as HTMLElement).textContent = message.role === 'user' ? 'You: ' : message.role === 'error' ? 'Error: ' : `${theme.title || 'Assistant'}: `;
-    (node.lastChild as HTMLElement).textContent = message.content;
+    const [speaker, text, cutNote] = node.children as unknown as HTMLElement[];
+    speaker.textContent = message.role === 'user' ? 'You: ' : message.role === 'error' ? 'Error: ' : `${theme.title || 'Assistant'}: `;
+    text.textContent = message.content;
     if (message.summarizing && !message.content) {
       // Said rather than a silent wait: summarizing can take a while with a small local model.
-      (node.lastChild as HTMLElement).textContent = 'Summarizing earlier messages…';
+      text.textContent = 'Summarizing earlier messages…';
       node.classList.add('summarizing');
     }
+    cutNote.textContent = message.cut ? 'Cut short: the reply reached its length limit.' : '';
+    cutNote.hidden = !message.cut;
     return node;
   }
 
@@ -166,10 +177,18 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
         starters.append(button);
       }
     }
-    const busy = state.busy();
-    sendButton.disabled = busy || !!disabled;
     input.disabled = !!disabled;
     fresh.disabled = !!disabled;
+    renderComposer();
+  }
+
+  /** The send button, and what the composer says of a message over the limit. */
+  function renderComposer() {
+    const tooLong = lengthProblem(input.value.trim(), maxLength);
+    limit.textContent = tooLong ?? '';
+    limit.hidden = !tooLong;
+    input.setAttribute('aria-invalid', tooLong ? 'true' : 'false');
+    sendButton.disabled = state.busy() || !!disabled || !!tooLong;
   }
 
   function setStatus(text: string) {
@@ -198,7 +217,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
 
   function send(text: string) {
     text = text.trim();
-    if (!text || state.busy() || disabled) return;
+    if (!text || state.busy() || disabled || lengthProblem(text, maxLength)) return;
     const message = state.addUser(text, newId());
     renderAll();
     transmit(message);
@@ -256,7 +275,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       case 'run.finished':
       case 'run.failed':
         if (state.isMine(data.run)) {
-          if (event.type === 'run.finished') state.finished(data.run, data.reply);
+          if (event.type === 'run.finished') state.finished(data.run, data.reply, data.cut === true);
           else state.failed(data.run, data.error);
         }
         options.transport.sync(state.thread, state.lastSeq()); // learn the stored seqs (and other tabs' turns)
@@ -288,10 +307,11 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
   form.onsubmit = (event) => {
     event.preventDefault();
     const text = input.value;
-    if (!text.trim() || state.busy() || disabled) return;
+    if (!text.trim() || state.busy() || disabled || lengthProblem(text.trim(), maxLength)) return;
     input.value = '';
     send(text);
   };
+  input.oninput = renderComposer;
   input.onkeydown = (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();

@@ -39,6 +39,21 @@ function themeFromAttributes(script: HTMLElement): Theme {
 
 const validColor = (value?: string) => !!value && CSS.supports('color', value);
 
+/** The launcher's speech-bubble icon, drawn (an emoji shows as a box where no emoji font is installed). */
+function chatIcon(): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const path = document.createElementNS(ns, 'path');
+  path.setAttribute('fill', 'currentColor');
+  path.setAttribute('fill-rule', 'evenodd'); // the three dots are holes in the bubble
+  path.setAttribute('d', 'M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2zm3 6.5a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01zm5 0a1.5 1.5 0 1 0 0 .01z');
+  svg.append(path);
+  return svg;
+}
+
 /** Mount the floating widget for ``key``; ``attributes`` win over the owner's theme. */
 export function mount(options: { key: string; base: string; theme?: Theme; open?: boolean }) {
   const overrides = options.theme ?? {};
@@ -50,7 +65,7 @@ export function mount(options: { key: string; base: string; theme?: Theme; open?
   const launcher = document.createElement('button');
   launcher.className = 'launcher';
   launcher.type = 'button';
-  launcher.textContent = '💬';
+  launcher.append(chatIcon());
   launcher.setAttribute('aria-haspopup', 'dialog');
   launcher.setAttribute('aria-expanded', 'false');
   const panel = document.createElement('div');

@@ -95,3 +95,21 @@ describe('Conversation', () => {
     expect(c.summarizing(5, true)).toBeUndefined(); // too late: the reply is there
   });
 });
+
+describe('composing and cut replies', () => {
+  it('says a message is over the limit in characters, not bytes or UTF-16 units', async () => {
+    const { lengthProblem } = await import('./state');
+    expect(lengthProblem('ab', 2)).toBeNull();
+    expect(lengthProblem('😀😀', 2)).toBeNull();
+    expect(lengthProblem('abc', 2)).toBe('3 characters: the limit is 2. Shorten the message to send it.');
+  });
+
+  it('keeps a reply marked cut when the history brings the same reply', () => {
+    const c = new Conversation();
+    c.addUser('hi', 'c1');
+    c.accepted(3, 'c1');
+    c.finished(3, 'The answer is', true);
+    c.merge([{ seq: 1, role: 'user', content: 'hi', run: 3 }, { seq: 2, role: 'assistant', content: 'The answer is', run: 3 }], null);
+    expect(c.messages.map((m) => m.cut ?? false)).toEqual([false, true]);
+  });
+});

@@ -20,6 +20,14 @@ export interface Message {
   unsent?: boolean; // not acknowledged by the server yet
   transmitted?: boolean; // sent on the current connection (an unsent message is sent again after a reconnect)
   summarizing?: boolean; // earlier messages are being summarized before the model answers
+  cut?: boolean; // the reply stopped at the model's length limit (max_tokens): it ends mid-answer
+}
+
+/** What the composer says about a draft message: nothing, or that it is over the limit (it is
+ * never cut silently; sending waits until it fits). */
+export function lengthProblem(text: string, limit: number): string | null {
+  const length = [...text].length;
+  return length > limit ? `${length.toLocaleString('en')} characters: the limit is ${limit.toLocaleString('en')}. Shorten the message to send it.` : null;
 }
 
 let ids = 0;
@@ -94,9 +102,9 @@ export class Conversation {
     return reply;
   }
 
-  finished(run: number, reply: string): void {
+  finished(run: number, reply: string, cut = false): void {
     const message = this.placeholder(run);
-    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false, summarizing: false });
+    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false, summarizing: false, cut: cut || message.cut });
   }
 
   failed(run: number, error: string): void {

@@ -1,6 +1,8 @@
 // Styles live in the widget's shadow root: the page's CSS cannot reach in, ours cannot leak out.
 // Colours come from custom properties set from the theme.
 
+// The message box is 16 px on phones (touch screens, narrow windows): a phone zooms the page in on a
+// smaller input when the visitor taps it.
 export const STYLES = `
 :host{all:initial}
 *{box-sizing:border-box;font:inherit}
@@ -28,12 +30,16 @@ header :focus-visible{outline-color:var(--oa)}
 .starters:empty{display:none}
 .starter{padding:6px 10px;background:transparent;color:var(--a);border:1px solid var(--a);border-radius:14px;font-size:14px}
 .status{margin:0;padding:4px 12px;font-size:13px;color:#92400e}
-.status[hidden]{display:none}
+.status[hidden],.limit[hidden],.cut-note[hidden]{display:none}
+.limit{margin:0;padding:4px 12px;font-size:13px;color:#8a1c1c}
+.cut-note{display:block;margin-top:4px;font-size:12px;opacity:.75;font-style:italic}
 .composer{display:flex;gap:8px;padding:10px 12px;border-top:1px solid rgba(127,127,127,.25)}
 textarea{flex:1;resize:none;max-height:120px;padding:8px 10px;border:1px solid rgba(127,127,127,.45);border-radius:10px;background:var(--bg);color:var(--fg)}
 .send{width:40px;background:var(--a);color:var(--oa);font-size:16px}
+@media (max-width:600px),(pointer:coarse){textarea{font-size:16px}}
 .launcher{position:fixed;bottom:20px;width:56px;height:56px;border-radius:50%;background:var(--sk-accent,#2563eb);color:var(--sk-on-accent,#fff);
-font-size:26px;box-shadow:0 4px 14px rgba(0,0,0,.25);z-index:2147483000}
+box-shadow:0 4px 14px rgba(0,0,0,.25);z-index:2147483000;display:grid;place-items:center}
+.launcher svg{width:28px;height:28px}
 .panel{position:fixed;bottom:88px;width:min(380px,calc(100vw - 24px));height:min(560px,calc(100vh - 110px));border-radius:14px;overflow:hidden;
 box-shadow:0 8px 30px rgba(0,0,0,.3);z-index:2147483000}
 .panel[hidden]{display:none}

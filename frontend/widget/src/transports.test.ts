@@ -79,3 +79,43 @@ describe('streamTransport', () => {
     expect(event).toEqual({ type: 'error', data: { code: 'http_400', message: 'model is required', client_id: 'c1', errors } });
   });
 });
+
+describe('streamTransport resuming a conversation', () => {
+  it('waits for a turn that was still running when the page loaded, then tells its ending', async () => {
+    vi.useFakeTimers();
+    let runStatus = 'running';
+    const calls: string[] = [];
+    vi.stubGlobal('fetch', async (url: string) => {
+      calls.push(url);
+      if (url === '/api/threads/3/messages/') return new Response(JSON.stringify([{ seq: 1, role: 'user', content: 'hi', run: 7 }]));
+      const body = { id: 7, status: runStatus, output: 'Hello', warnings: [], steps: [{ type: 'output', details: { cut: true } }] };
+      return new Response(JSON.stringify(body));
+    });
+    const events: ServerEvent[] = [];
+    const transport = streamTransport({ ...options, runUrl: (run) => `/api/runs/${run}/` });
+    transport.start({ status: () => {}, event: (event) => void events.push(event) });
+    transport.sync('3', 0);
+    await vi.waitFor(() => expect(events).toHaveLength(1));
+    expect(events[0]).toEqual({ type: 'history', data: { thread: '3', messages: [{ seq: 1, role: 'user', content: 'hi', run: 7 }], pending: 7 } });
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(calls.filter((c) => c === '/api/runs/7/')).toHaveLength(1);
+    expect(events).toHaveLength(1); // still running: it looks again later
+    runStatus = 'succeeded';
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(events[1]).toEqual({ type: 'run.finished', data: { run: 7, reply: 'Hello', warnings: [], cut: true } });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(calls.filter((c) => c === '/api/runs/7/')).toHaveLength(2); // and then stops looking
+    transport.stop();
+    vi.useRealTimers();
+  });
+
+  it('asks about nothing pending when the last message was answered, or without a run URL', async () => {
+    vi.stubGlobal('fetch', async () => new Response(JSON.stringify([{ seq: 1, role: 'user', content: 'hi', run: 7 }, { seq: 2, role: 'assistant', content: 'yo', run: 7 }])));
+    const events: ServerEvent[] = [];
+    const transport = streamTransport({ ...options, runUrl: (run) => `/api/runs/${run}/` });
+    transport.start({ status: () => {}, event: (event) => void events.push(event) });
+    transport.sync('3', 1);
+    await vi.waitFor(() => expect(events).toHaveLength(1));
+    expect(events[0].data).toEqual({ thread: '3', messages: [{ seq: 2, role: 'assistant', content: 'yo', run: 7 }], pending: null });
+  });
+});

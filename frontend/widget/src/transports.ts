@@ -1,7 +1,7 @@
 // Transports: the widget's WebSocket (published version, anonymous) and the owner's SSE stream
 // (the editor's test chat against the draft; any version with a session or an API token).
 
-import type { ServerEvent, Status, Theme, Transport, TransportListener } from './protocol';
+import type { HistoryMessage, ServerEvent, Status, Theme, Transport, TransportListener } from './protocol';
 
 const FATAL_CLOSE: Record<number, string> = {
   4403: 'This site is not allowed to use this chat widget.',
@@ -131,12 +131,19 @@ export interface StreamOptions {
   headers?: () => Record<string, string>;
   /** Extra body fields, e.g. ``{ version: 'published' }`` (default: the draft). */
   body?: Record<string, unknown>;
+  /** A run: ``(run) => `/api/runs/${run}/` ``. With it, a conversation loaded while its last turn
+   * still runs (a reload mid-turn) gets that turn's reply when it ends, as the widget does. */
+  runUrl?: (run: number) => string;
 }
+
+const PENDING_POLL_MS = 2000;
+const PENDING_POLL_LIMIT = 300; // 10 minutes: past any turn's own bound
 
 /** ``POST …/chat/stream/`` (Server-Sent Events over fetch) for the owner: threads are ids. */
 export function streamTransport(options: StreamOptions): Transport {
   let listener: TransportListener;
   const aborts = new Set<AbortController>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
   // DRF negotiates on Accept: errors before the stream starts come back as JSON.
   const headers = () => ({ 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json', ...(options.headers?.() ?? {}) });
   const emit = (event: ServerEvent) => listener.event(event);
@@ -194,8 +201,32 @@ export function streamTransport(options: StreamOptions): Transport {
     if (!thread) return emit({ type: 'history', data: { thread: null, messages: [], pending: null } });
     const response = await request(options.messagesUrl(thread), { headers: headers() });
     if (!response?.ok) return fail('This conversation cannot be loaded.', undefined, response?.status === 404 ? 'unknown_thread' : 'failed');
-    const messages = (await response.json()).filter((m: { seq: number }) => m.seq > after);
-    emit({ type: 'history', data: { thread, messages, pending: null } });
+    const all: HistoryMessage[] = await response.json();
+    const last = all[all.length - 1];
+    // A user message with no reply yet: its turn is still running (the page was reloaded mid-turn).
+    const pending = options.runUrl && last?.role === 'user' && last.run ? last.run : null;
+    emit({ type: 'history', data: { thread, messages: all.filter((m) => m.seq > after), pending } });
+    if (pending) later(() => void awaitRun(thread, pending, 1));
+  }
+
+  /** Reads the pending run until it ends, then tells its ending like the stream would have. */
+  async function awaitRun(thread: string, run: number, attempt: number) {
+    const response = await request(options.runUrl!(run), { headers: headers() });
+    const body = response?.ok ? await response.json().catch(() => null) : null;
+    if (body?.status === 'succeeded') {
+      const cut = Array.isArray(body.steps) && body.steps.some((s: { type?: string; details?: { cut?: boolean } }) => s.type === 'output' && s.details?.cut);
+      emit({ type: 'run.finished', data: { run, reply: body.output ?? '', warnings: body.warnings ?? [], cut } });
+    }
+    else if (body?.status === 'failed') emit({ type: 'run.failed', data: { run, error: body.error || 'The turn failed.' } });
+    else if (attempt < PENDING_POLL_LIMIT) later(() => void awaitRun(thread, run, attempt + 1));
+  }
+
+  function later(callback: () => void) {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      callback();
+    }, PENDING_POLL_MS);
+    timers.add(timer);
   }
 
   return {
@@ -207,6 +238,8 @@ export function streamTransport(options: StreamOptions): Transport {
     sync: (thread, after) => void sync(thread, after),
     stop() {
       aborts.forEach((abort) => abort.abort());
+      timers.forEach((timer) => clearTimeout(timer));
+      timers.clear();
     },
   };
 }

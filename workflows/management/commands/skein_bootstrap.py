@@ -25,6 +25,7 @@ from django.db import transaction
 
 from workflows import demo
 from workflows.models import Provider
+from workflows.selectors import model_default
 from workflows.services import provider_create, workflow_publish
 
 
@@ -66,15 +67,21 @@ class Command(BaseCommand):
                     self.stdout.write(f"Added the provider '{spec['name']}' to {account.username}.")
             seeded = []
             if (created or demos) and not no_demos:
-                seeded = demo.demo_seed(owner=account, provider=provider)
+                seeded = demo.demo_seed(owner=account)
                 for workflow in seeded:
                     workflow_publish(workflow=workflow)  # published: webhook URLs and the widget work at once
         if seeded:
             self.stdout.write(f"Added {len(seeded)} demo workflows: " + ", ".join(w.name for w in seeded) + ".")
 
+        default = model_default(owner=account)
+        on = Provider.objects.filter(pk=default["provider"]).first()
+        model = (
+            "a small local model (SmolLM2-135M), no API key needed" if on is not None and on.kind == "local"
+            else f"{default['model']}" + (f" on {on.name}" if on is not None else "")
+        )
         self.stdout.write(
             f"\n  Open http://{host}:{port}/ and log in as {login}.\n"
-            f"  The demo workflows answer with a small local model (SmolLM2-135M), no API key needed.\n"
+            f"  New nodes and templates answer with {model}.\n"
             f"  API docs: http://{host}:{port}/api/docs/\n"
         )
 
