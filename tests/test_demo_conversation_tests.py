@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def seed(user, provider):
-    return demo.demo_seed(owner=user, provider=provider)
+    return demo.demo_seed(owner=user, model={"provider": provider.pk, "model": "agent-model"})
 
 
 def test_every_demo_ships_with_tests(user, provider):
@@ -26,7 +26,6 @@ def test_every_demo_ships_with_tests(user, provider):
 
 
 def test_the_demo_tests_pass_on_the_fake_server(api, user, monkeypatch, fake_llm, provider):
-    monkeypatch.setattr(demo, "LOCAL_MODEL", "agent-model")
     for workflow in seed(user, provider):
         run = run_tests(api, workflow.pk)
         assert run["status"] == "passed", (workflow.name, [(r["name"], r["error"], [c for t in r["turns"] for c in t["checks"] if not c["passed"]]) for r in run["results"]])
@@ -37,7 +36,8 @@ def test_the_demo_tests_pass_with_the_bundled_local_model(api, user, monkeypatch
     model was sent and what memory kept, not how long the replies are)."""
     monkeypatch.setattr(demo, "REPLY_TOKENS", 12)
     provider, _ = demo.local_provider_get_or_create(owner=user)
-    workflows = seed(user, provider)
+    workflows = demo.demo_seed(owner=user)  # the installation's default: the local model, no key
+    assert {n["data"]["provider"] for w in workflows for n in w.graph["nodes"] if "provider" in n["data"]} == {provider.pk}
     assert Workflow.objects.filter(owner=user).count() == len(DEMO_TESTS)
     for workflow in workflows:
         run = run_tests(api, workflow.pk, timeout=600)

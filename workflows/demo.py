@@ -159,15 +159,15 @@ def local_provider_get_or_create(*, owner) -> tuple[Provider, bool]:
 
 
 @transaction.atomic
-def demo_seed(*, owner) -> list[Workflow]:
-    """Store the demos that ``owner`` does not have yet (by name), on the model a new node gets
-    here (``selectors.model_default``: the bundled local model when no provider key is configured);
-    returns the ones created.
+def demo_seed(*, owner, model: dict | None = None) -> list[Workflow]:
+    """Store the demos that ``owner`` does not have yet (by name), on ``model`` (``{provider,
+    model}``), by default the model a new node gets here (``selectors.model_default``: the bundled
+    local model when no provider key is configured); returns the ones created.
 
     Raises ``ValueError`` if a demo does not validate: a broken demo is a bug, not a user's draft."""
     existing = set(Workflow.objects.filter(owner=owner).values_list("name", flat=True))
     created = []
-    for name, graph in demo_graphs(**model_default(owner=owner)):
+    for name, graph in demo_graphs(**(model or model_default(owner=owner))):
         if name in existing:
             continue
         issues = graph_issues(graph=graph, owner=owner)
