@@ -31,7 +31,7 @@ def main() -> None:
     while time.time() < start_at:
         time.sleep(0.005)
     started = time.monotonic()
-    window_start, window_end = started + args.warmup, started + args.warmup + args.window
+    window_end = started + args.warmup + args.window
 
     def loop(index: int) -> None:
         turn = 0

@@ -16,7 +16,21 @@ from __future__ import annotations
 import time
 
 from . import stacks
-from .common import PROFILE, Cleanup, Result, Row, api_client, api_token, check, create_chatbot, log, ms, run_timeline, start_fake_llm, summarize
+from .common import (
+    PROFILE,
+    Cleanup,
+    Result,
+    Row,
+    api_client,
+    api_token,
+    check,
+    create_chatbot,
+    log,
+    ms,
+    run_timeline,
+    start_fake_llm,
+    summarize,
+)
 
 NAME = "overhead"
 TITLE = "Turn overhead"

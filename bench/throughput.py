@@ -27,7 +27,21 @@ from collections import Counter
 
 from . import stacks
 from .common import (
-    PROFILE, Cleanup, FakeServerProcess, Result, Row, api_client, api_token, check, create_chatbot, log, ms, summarize, temp_dir, CpuMeter, run_timeline,
+    PROFILE,
+    Cleanup,
+    CpuMeter,
+    FakeServerProcess,
+    Result,
+    Row,
+    api_client,
+    api_token,
+    check,
+    create_chatbot,
+    log,
+    ms,
+    run_timeline,
+    summarize,
+    temp_dir,
 )
 
 NAME = "throughput"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from workflows.engine.graph import edge_json as edge
 from workflows.engine.graph import node_json as node
 

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -688,7 +687,7 @@ def test_a_page_on_another_host_cannot_log_in_or_read(user):
 def test_widget_history_comes_in_pages_under_the_frame_limit(api, chatbot):
     from asgiref.sync import async_to_sync
 
-    from tests.realtime_fixtures import communicator, receive_until
+    from tests.realtime_fixtures import communicator
 
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]

@@ -3,7 +3,6 @@ progress over the socket, comparing two versions, the publish gate and the ``ske
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import F
 from django.test import override_settings
 
-from tests.conversation_helpers import checks_of, create_test, run_tests, start_run, wait_run
+from tests.conversation_helpers import checks_of, create_test, run_tests, start_run
 from tests.fakellm import Reply, echo
 from tests.graphs import chat_graph
 from tests.realtime_fixtures import communicator, is_type, receive_until, session_cookie

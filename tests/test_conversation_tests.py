@@ -11,7 +11,7 @@ from django.test import override_settings
 
 from tests.conversation_helpers import checks_of, create_test, run_tests, start_run, wait_run
 from tests.fakellm import Reply
-from tests.graphs import chat_graph, edge, node
+from tests.graphs import chat_graph
 
 pytestmark = pytest.mark.django_db(transaction=True)  # test runs execute in other threads
 

@@ -12,7 +12,7 @@ from django.test import override_settings
 
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
-from workflows import beat, llm, services
+from workflows import beat, llm, runs, services, turns
 from workflows.engine.registry import NodeError
 from workflows.engine.services import ModelRef
 from workflows.engine.validation import validate
@@ -107,8 +107,8 @@ def test_a_call_with_no_key_fails_at_once_in_one_line_that_says_what_to_do(no_ke
     version = services.workflow_publish(workflow=workflow)
     services.provider_update(provider=provider, api_key="")
 
-    run = services.run_create(version=version, trigger="webhook", input_text="hi", trigger_node="hook")
-    services.turn_process(run_id=run.pk)
+    run = runs.run_create(version=version, trigger="webhook", input_text="hi", trigger_node="hook")
+    turns.turn_process(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == "failed"
     assert run.error == (

@@ -25,8 +25,9 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
 from tests.stack import TEST_NAMESPACE, Process, free_port, full_mode_env, start_daphne, start_worker, wait_for
-from workflows import services
+from workflows import runs, services
 from workflows.models import Message, Run, Thread
+
 
 def full_stack_test(function):
     """A test of the whole stack in real processes: PostgreSQL, Redis, a Celery worker, daphne."""
@@ -424,7 +425,7 @@ def db_error(kind, sqlstate: str | None):
     ids=["admin-shutdown", "connection-failure", "connection-closed", "interface-error", "statement-cancelled", "integrity-error"],
 )
 def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_postgres, monkeypatch, error, retried):
-    from workflows import tasks
+    from workflows import tasks, turns
 
     calls = []
 
@@ -433,7 +434,7 @@ def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_post
         if len(calls) == 1:
             raise error()
 
-    monkeypatch.setattr(tasks.services, "turn_process", turn_process)
+    monkeypatch.setattr(turns, "turn_process", turn_process)
     monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
     if retried:
         tasks.run_turn.run(7)
@@ -447,7 +448,7 @@ def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_post
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_turn_that_keeps_losing_its_connection_fails_its_task_in_the_end(require_postgres, monkeypatch):
-    from workflows import tasks
+    from workflows import tasks, turns
 
     calls = []
 
@@ -455,7 +456,7 @@ def test_a_turn_that_keeps_losing_its_connection_fails_its_task_in_the_end(requi
         calls.append(run_id)
         raise db_error(OperationalError, "57P01")
 
-    monkeypatch.setattr(tasks.services, "turn_process", turn_process)
+    monkeypatch.setattr(turns, "turn_process", turn_process)
     monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
     with pytest.raises(OperationalError):
         tasks.run_turn.run(7)
@@ -468,7 +469,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
     without its signal (lost with a restarted Redis) is seen at the next slice, not after 300 s."""
     import redis
 
-    from workflows.api import waits
+    from workflows import waiting as waits
 
     settings.FULL_MODE = True
     run = Run(pk=41, status=Run.Status.RUNNING)
@@ -484,7 +485,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
             run.status = Run.Status.SUCCEEDED  # no signal came: the slice ran out and the run was read
         return run
 
-    monkeypatch.setattr(waits.services, "run_wait", run_wait)
+    monkeypatch.setattr(waits, "run_wait", run_wait)
     monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
     assert waits.turn_wait(run=run, timeout=300).status == Run.Status.SUCCEEDED
     assert len(slices) == 4 and all(1 <= timeout <= waits.SLICE_S for timeout in slices)
@@ -494,7 +495,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
 def test_waiting_gives_up_at_its_bound_and_the_client_gets_a_clear_503(settings, monkeypatch, api, user, provider):
     import redis
 
-    from workflows.api import waits
+    from workflows import waiting as waits
 
     settings.FULL_MODE = True
     workflow = chatbot(user, provider)
@@ -503,10 +504,10 @@ def test_waiting_gives_up_at_its_bound_and_the_client_gets_a_clear_503(settings,
         raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     clock = iter(range(0, 10_000, 100))
-    monkeypatch.setattr(waits.services, "run_wait", run_wait)
+    monkeypatch.setattr(waits, "run_wait", run_wait)
     monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(waits.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(services, "chat_start", lambda **kwargs: Run(pk=5, status=Run.Status.QUEUED))
+    monkeypatch.setattr(runs, "chat_start", lambda **kwargs: Run(pk=5, status=Run.Status.QUEUED))
     response = api.post(f"/api/workflows/{workflow.pk}/chat/", {"message": "hi"}, format="json")
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.json() == {"detail": "Redis is unavailable right now; try again in a moment", "code": "unavailable"}
@@ -528,7 +529,7 @@ def test_a_backing_service_that_is_down_is_a_json_503_not_a_500(monkeypatch, api
     def chat_start(**kwargs):
         raise error()
 
-    monkeypatch.setattr(services, "chat_start", chat_start)
+    monkeypatch.setattr(runs, "chat_start", chat_start)
     response = api.post(f"/api/workflows/{workflow.pk}/chat/", {"message": "hi"}, format="json")
     assert response.status_code == 503 and response["Content-Type"] == "application/json"
     assert response.json()["detail"] == f"{service} is unavailable right now; try again in a moment"

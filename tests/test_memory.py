@@ -263,11 +263,11 @@ def test_set_history_replaces_and_resets_the_summary(make_workflow, provider, ch
     turns = converse(chat, workflow["id"], ["m1", "m2", "m3"])
     assert any("running summary" in r.messages[0]["content"] for r in agent_requests(fake_llm))
 
-    from workflows import services
+    from workflows import runs
     from workflows.models import Run
 
     run = Run.objects.get(pk=turns[-1]["run"])
-    manual = services.run_create(version=run.version, trigger="manual", input_text="", payload={"n": 7}, thread=run.thread)
+    manual = runs.run_create(version=run.version, trigger="manual", input_text="", payload={"n": 7}, thread=run.thread)
     manual.refresh_from_db()
     assert manual.status == "succeeded", manual.error
     chat(workflow["id"], "after", thread=turns[-1]["thread"])
@@ -317,16 +317,16 @@ def test_memory_api_get_put_delete_export_import(make_workflow, provider, chat, 
 
 
 def test_runs_without_a_thread_bind_thread_memory_to_the_run(make_workflow, provider, fake_llm):
-    from workflows import services
+    from workflows import runs
     from workflows.models import Workflow
 
     graph = chat_graph(provider.pk, memory={"type": "memory.buffer", "history": "node"})
     graph["nodes"].append(node("go", "trigger.manual"))
     graph["edges"].append(edge("go", "agent"))
     workflow = Workflow.objects.get(pk=make_workflow(graph)["id"])
-    version = services.draft_snapshot(workflow=workflow)
-    first = services.run_create(version=version, trigger="manual", input_text="one")
-    second = services.run_create(version=version, trigger="manual", input_text="two")
+    version = runs.draft_snapshot(workflow=workflow)
+    first = runs.run_create(version=version, trigger="manual", input_text="one")
+    second = runs.run_create(version=version, trigger="manual", input_text="two")
     assert agent_requests(fake_llm)[-1].messages == [SYSTEM, u("two")]
     keys = set(HistoryMessage.objects.values_list("history__key", flat=True))
     assert keys == {f"run:{first.pk}", f"run:{second.pk}"}

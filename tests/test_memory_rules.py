@@ -46,9 +46,9 @@ def replace_via_delete(api, thread_id, run):
 
 
 def replace_via_port(api, thread_id, run):
-    from workflows import services
+    from workflows import runs
 
-    manual = services.run_create(version=run.version, trigger="manual", input_text="", payload={"n": 1}, thread=run.thread)
+    manual = runs.run_create(version=run.version, trigger="manual", input_text="", payload={"n": 1}, thread=run.thread)
     manual.refresh_from_db()
     assert manual.status == "succeeded", manual.error
 
@@ -230,7 +230,6 @@ def test_ten_hung_summarizers_never_delay_a_healthy_one(make_workflow, provider,
 
     def second_turn(workflow_id: int) -> None:
         from django.db import connections
-
         from rest_framework.test import APIClient
 
         client = APIClient()

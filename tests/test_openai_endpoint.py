@@ -206,7 +206,7 @@ def test_other_bad_requests_never_answer_500(raw, bot, oai):
         raw.post("/v1/chat/completions", content=b""),
         raw.post("/v1/chat/completions", json=[1, 2]),
         raw.post("/v1/chat/completions", content=b"\xff\xfe", headers={"Content-Type": "application/json"}),
-        raw.post(f"/v1/chat/completions?version=abc", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}),
+        raw.post("/v1/chat/completions?version=abc", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}),
         raw.post("/v1/chat/completions", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}, headers={"X-Skein-Thread": "x" * 201}),
     ]
     assert [r.status_code for r in cases] == [400] * 6, [r.text for r in cases]

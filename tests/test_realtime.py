@@ -51,7 +51,7 @@ def test_the_owner_receives_a_threads_events_in_order(user, chatbot, chat, fake_
         from channels.db import database_sync_to_async
 
         from workflows.models import Thread, Workflow
-        from workflows.services import chat_start
+        from workflows.runs import chat_start
 
         workflow = await database_sync_to_async(Workflow.objects.get)(pk=chatbot["id"])
         thread_obj = await database_sync_to_async(Thread.objects.get)(pk=thread)

@@ -10,7 +10,6 @@ from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
 from rest_framework.test import APIClient
 
-from tests.fakellm import Reply
 from tests.graphs import edge, node
 from workflows.models import Run, Webhook
 from workflows.triggers import SIGNATURE_HEADER, TIMESTAMP_HEADER, schedule_fire, sign

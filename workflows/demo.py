@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from .analysis import graph_issues
 from .engine.graph import edge_json, node_json
 from .models import Provider, Workflow
 from .selectors import model_default
-from .services import graph_issues, provider_create, workflow_create
+from .services import provider_create, workflow_create
 
 LOCAL_PROVIDER_NAME = "Local model (SmolLM2, offline)"
 LOCAL_MODEL = "smollm2"

@@ -39,9 +39,9 @@ def start() -> None:
 def _recover_interrupted(started_at) -> None:
     """Every run that was unfinished when this process started was interrupted: nothing else runs
     turns in the embedded mode. Each is run again, once, as the periodic recovery would."""
-    from . import services
+    from . import runs
 
-    recovered = services.turns_recover(older_than_s=max(0.0, (timezone.now() - started_at).total_seconds()))
+    recovered = runs.turns_recover(older_than_s=max(0.0, (timezone.now() - started_at).total_seconds()))
     if recovered:
         logger.warning("recovered %d turn(s) interrupted before this start: %s", len(recovered), recovered)
 

@@ -2,7 +2,7 @@
 
 A limit is a number of tokens (prompt + completion) or a cost (litellm's prices) per day, counted
 from midnight UTC over the runs of the day. It is checked once, when a turn starts and before any
-model call (``turn_refusal``, called by ``services.run_execute``): a turn whose spender has used
+model call (``turn_refusal``, called by ``turns.run_execute``): a turn whose spender has used
 the day's allowance, or whose input alone would take it past its token allowance, is refused with
 a message the visitor reads and a warning on the run. A turn that starts under the limit runs to
 its end, so a day's use can pass a limit by at most the turn that crossed it.

@@ -304,7 +304,7 @@ class LocalLLM(CustomLLM):
         return model_response
 
     def streaming(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding, api_key,
-                  logging_obj, optional_params, acompletion=None, litellm_params=None, logger_fn=None, headers={},
+                  logging_obj, optional_params, acompletion=None, litellm_params=None, logger_fn=None, headers={},  # noqa: B006 (litellm's signature)
                   timeout=None, client=None) -> Iterator[GenericStreamingChunk]:  # noqa: B006 (litellm's signature)
         result = Generation()
         pieces = self._generate(model, messages, optional_params, timeout, result)

@@ -22,7 +22,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import beat, services, versions
+from . import beat, runs, versions
+from .analysis import version_analysis
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
 
@@ -43,7 +44,7 @@ class WebhookRejected(Exception):
 
 
 def _trigger_nodes(version: WorkflowVersion, trigger_type: str) -> dict:
-    analysis = services.version_analysis(version)
+    analysis = version_analysis(version)
     return {nid: rn.params for nid, rn in analysis.nodes.items() if rn.node_type.type == trigger_type}
 
 
@@ -124,7 +125,7 @@ def triggers_of(*, workflow: Workflow, base_url: str) -> list[dict]:
     webhooks = {w.node: w for w in Webhook.objects.filter(workflow=workflow)}
     scheduler = None
     listed = []
-    for node_id, rn in sorted(services.version_analysis(version).nodes.items()):
+    for node_id, rn in sorted(version_analysis(version).nodes.items()):
         if not rn.node_type.is_trigger:
             continue
         item = {"node": node_id, "type": rn.node_type.type}
@@ -232,7 +233,7 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
                 if earlier is not None:
                     return _same_request(earlier, payload, message), False
             thread = _payload_thread(workflow, payload.get("thread"))
-            run = services.run_create(
+            run = runs.run_create(
                 version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
                 thread=thread, idempotency_key=key, trace_context=call.traceparent,
             )
@@ -306,6 +307,6 @@ def schedule_fire(*, workflow_id: int, node: str) -> Run | None:
         if busy:
             logger.info("schedule %s/%s: previous run still going, tick skipped", workflow_id, node)
             return None
-        return services.run_create(
+        return runs.run_create(
             version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input
         )

@@ -22,7 +22,8 @@ from functools import lru_cache
 from django.conf import settings
 from django.db import transaction
 
-from . import limits, services
+from . import limits, runs
+from .analysis import InvalidWorkflow, graph_issues
 from .models import Message, Run, Thread, Workflow, new_public_key
 
 # Starting a turn from async code (the widget socket, the SSE stream) runs in these threads: in the
@@ -328,7 +329,7 @@ def widget_run_start(*, workflow: Workflow, prepared: Prepared) -> Run:
         return prepared.earlier_run
     payload = {"source": "widget", **({"client_id": prepared.client_id} if prepared.client_id else {})}
     with transaction.atomic():
-        return services.run_create(
+        return runs.run_create(
             version=workflow.published_version, trigger="chat", input_text=prepared.text, thread=prepared.thread, payload=payload,
             spender=prepared.spender,
         )
@@ -348,18 +349,18 @@ def stream_version(*, workflow: Workflow, version: str):
         if workflow.published_version is None:
             raise WidgetError("not_published", "This workflow is not published yet.", status=409)
         return workflow.published_version
-    issues = services.graph_issues(graph=workflow.graph, owner=workflow.owner)
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
     if issues:
-        raise services.InvalidWorkflow(issues)
-    return services.draft_snapshot(workflow=workflow)
+        raise InvalidWorkflow(issues)
+    return runs.draft_snapshot(workflow=workflow)
 
 
 def stream_run_start(*, version, thread: Thread, message: str, stream_id: str, payload: dict | None = None, **run_fields) -> Run:
     """Create the run (in the embedded mode: run the whole turn). ``stream_id`` in its payload lets
     the stream tell its run's events from those of other runs on the thread before this returns.
-    ``run_fields`` go to ``services.run_create`` (``spender``, ``trace_context``)."""
+    ``run_fields`` go to ``runs.run_create`` (``spender``, ``trace_context``)."""
     with transaction.atomic():
-        return services.run_create(
+        return runs.run_create(
             version=version, trigger="chat", input_text=message, thread=thread,
             payload={"source": "api", **(payload or {}), "stream": stream_id}, **run_fields,
         )

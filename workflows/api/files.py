@@ -8,9 +8,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import files
+from workflows.lookups import workflow_or_404
 
 from .hooks import RawBodyParser
-from .workflows import WorkflowOutput, _workflow, workflow_data
+from .workflows import WorkflowOutput, workflow_data
 
 MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded file
 
@@ -20,7 +21,7 @@ class ExportView(APIView):
 
     @extend_schema(responses={200: {"type": "object", "properties": {"skein": {"type": "integer"}, "name": {"type": "string"}, "graph": {"type": "object"}}}})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         response = Response(files.workflow_export(workflow=workflow))
         response["Content-Disposition"] = f'attachment; filename="{files.file_name(workflow.name)}"'
         return response

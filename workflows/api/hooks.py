@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 
 from workflows import selectors, telemetry, triggers, versions
 from workflows.models import Webhook
+from workflows.waiting import turn_wait
 
 from .fields import TurnResultSerializer, turn_result
-from .waits import turn_wait
 
 
 class RawBodyParser(BaseParser):

@@ -6,8 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import limits
-
-from .workflows import _workflow
+from workflows.lookups import workflow_or_404
 
 
 class LimitSerializer(serializers.Serializer):
@@ -46,11 +45,11 @@ class LimitsView(APIView):
 
     @extend_schema(responses={200: LimitsOutput})
     def get(self, request, pk: int):
-        return Response(limits_data(_workflow(request, pk)))
+        return Response(limits_data(workflow_or_404(request, pk)))
 
     @extend_schema(request=LimitsInput, responses={200: LimitsOutput})
     def patch(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = LimitsInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(limits_data(limits.limits_update(workflow=workflow, limits=data.validated_data)))

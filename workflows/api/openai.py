@@ -7,7 +7,7 @@
 
 ``Authorization: Bearer <API token>`` (the token of ``POST /api/auth/token/``). It runs the version
 the widget runs (the published one, or ``?version=N`` / ``X-Skein-Version``) and waits like the
-other chat endpoints: ``api/waits.turn_wait``, or the SSE stream's ``turn_feed``.
+other chat endpoints: ``waiting.turn_wait``, or the SSE stream's ``turn_feed``.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.authtoken.models import Token
 
-from workflows import events, openai_compat, selectors, services, telemetry, versions, widget
+from workflows import events, openai_compat, runs, selectors, telemetry, versions, widget
 from workflows.limits import spender_caller
 from workflows.models import Run
 from workflows.openai_compat import OpenAIError
 from workflows.text import BadJSON, parse_json
+from workflows.waiting import turn_wait
 
 from .errors import UNAVAILABLE
 from .stream import KEEPALIVE, OPEN, turn_feed
-from .waits import turn_wait
 
 logger = logging.getLogger("skein.api")
 
@@ -129,7 +129,7 @@ def chat_completions(request):
         thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input)
         if created:
             openai_compat.thread_seed(thread=thread, messages=chat.earlier)
-        run = services.run_create(
+        run = runs.run_create(
             version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields
         )
     run = turn_wait(run=run)

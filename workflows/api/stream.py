@@ -18,13 +18,12 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
-from workflows import events, selectors, widget
+from workflows import events, widget
+from workflows.lookups import thread_or_404, workflow_or_404
 from workflows.models import Run
-
-from .workflows import _workflow
 
 HEARTBEAT_S = 15.0
 OPEN, KEEPALIVE = "stream.open", "stream.keepalive"  # turn_feed's own markers, not events
@@ -88,15 +87,13 @@ class ChatStreamView(APIView):
         },
     )
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = StreamInput(data=request.data)
         data.is_valid(raise_exception=True)
         message = data.validated_data["message"]
         thread = None
         if data.validated_data.get("thread"):
-            thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
-            if thread is None:
-                raise NotFound("no such thread for this workflow")
+            thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
         try:
             version = widget.stream_version(workflow=workflow, version=data.validated_data["version"])
         except widget.WidgetError as exc:

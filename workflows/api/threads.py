@@ -1,10 +1,10 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import selectors, threads
+from workflows.lookups import thread_or_404
 
 from .errors import Conflict
 from .fields import filtered_page
@@ -42,13 +42,6 @@ class ThreadsQuery(serializers.Serializer):
 
 class ThreadRenameInput(serializers.Serializer):
     title = serializers.CharField(max_length=200, allow_blank=True)
-
-
-def thread_or_404(request, pk):
-    thread = selectors.thread_get(owner=request.user, thread_id=pk)
-    if thread is None:
-        raise NotFound("no such thread")
-    return thread
 
 
 class ThreadListView(APIView):

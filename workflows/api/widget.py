@@ -18,8 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import widget
-
-from .workflows import _workflow
+from workflows.lookups import workflow_or_404
 
 WIDGET_SCRIPT = settings.BASE_DIR / "frontend" / "widget" / "dist" / "skein-widget.js"
 
@@ -75,11 +74,11 @@ class WidgetSettingsView(APIView):
 
     @extend_schema(responses={200: WidgetSettingsOutput})
     def get(self, request, pk: int):
-        return Response(settings_data(request, _workflow(request, pk)))
+        return Response(settings_data(request, workflow_or_404(request, pk)))
 
     @extend_schema(request=WidgetSettingsInput, responses={200: WidgetSettingsOutput})
     def patch(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = WidgetSettingsInput(data=request.data)
         data.is_valid(raise_exception=True)
         widget.widget_settings_update(
@@ -89,7 +88,7 @@ class WidgetSettingsView(APIView):
 
     @extend_schema(request=None, responses={201: WidgetSettingsOutput}, description="Rotate the public key.")
     def post(self, request, pk: int):
-        workflow = widget.widget_key_rotate(workflow=_workflow(request, pk))
+        workflow = widget.widget_key_rotate(workflow=workflow_or_404(request, pk))
         return Response(settings_data(request, workflow), status=status.HTTP_201_CREATED)
 
 

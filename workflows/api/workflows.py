@@ -2,16 +2,18 @@ from functools import lru_cache
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors, services, triggers
+from workflows import runs, selectors, services, triggers
+from workflows.analysis import graph_issues
+from workflows.conversation_tests.api import publish
 from workflows.engine.registry import all_node_types
+from workflows.lookups import thread_or_404, workflow_or_404
+from workflows.waiting import turn_wait
 
 from .fields import GraphField, IssueSerializer, TurnResultSerializer, turn_result
-from .waits import turn_wait
 
 
 class WorkflowOutput(serializers.Serializer):
@@ -54,17 +56,10 @@ def workflow_summary(workflow) -> dict:
 def workflow_data(workflow, request) -> dict:
     return {
         **workflow_summary(workflow),
-        "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
+        "errors": graph_issues(graph=workflow.graph, owner=workflow.owner),
         "unpublished_changes": selectors.workflow_unpublished_changes(workflow=workflow),
         "triggers": triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
     }
-
-
-def _workflow(request, pk):
-    workflow = selectors.workflow_get(owner=request.user, workflow_id=pk)
-    if workflow is None:
-        raise NotFound("no such workflow")
-    return workflow
 
 
 class WorkflowCreateInput(serializers.Serializer):
@@ -121,7 +116,7 @@ class WorkflowListView(APIView):
 class WorkflowDetailView(APIView):
     @extend_schema(responses={200: WorkflowOutput})
     def get(self, request, pk: int):
-        return Response(workflow_data(_workflow(request, pk), request))
+        return Response(workflow_data(workflow_or_404(request, pk), request))
 
     @extend_schema(request=WorkflowUpdateInput, responses={200: WorkflowOutput, 409: None})
     def put(self, request, pk: int):
@@ -132,7 +127,7 @@ class WorkflowDetailView(APIView):
         return self._update(request, pk, partial=True)
 
     def _update(self, request, pk, partial):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = WorkflowUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
@@ -143,16 +138,14 @@ class WorkflowDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
-        _workflow(request, pk).delete()
+        workflow_or_404(request, pk).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class PublishView(APIView):
     @extend_schema(request=None, responses={201: {"type": "object", "properties": {"version": {"type": "integer"}}}})
     def post(self, request, pk: int):
-        from workflows.conversation_tests.api import publish  # the tests' publish gate (setting off: a plain publish)
-
-        version = publish(_workflow(request, pk), by=request.user)
+        version = publish(workflow_or_404(request, pk), by=request.user)  # the tests' publish gate (setting off: a plain publish)
         return Response({"version": version.number}, status=status.HTTP_201_CREATED)
 
 
@@ -166,15 +159,13 @@ class ChatView(APIView):
 
     @extend_schema(request=ChatInput, responses={200: TurnResultSerializer})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = ChatInput(data=request.data)
         data.is_valid(raise_exception=True)
         thread = None
         if data.validated_data.get("thread"):
-            thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
-            if thread is None:
-                raise NotFound("no such thread for this workflow")
-        run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
+            thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
+        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
         return Response(turn_result(turn_wait(run=run)))
 
 
@@ -187,8 +178,8 @@ class ManualRunView(APIView):
 
     @extend_schema(request=ManualRunInput, responses={200: TurnResultSerializer})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = ManualRunInput(data=request.data)
         data.is_valid(raise_exception=True)
-        run = services.manual_start(workflow=workflow, message=data.validated_data["message"])
+        run = runs.manual_start(workflow=workflow, message=data.validated_data["message"])
         return Response(turn_result(turn_wait(run=run)))

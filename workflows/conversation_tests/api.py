@@ -7,13 +7,12 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import APIException
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows.api.threads import thread_or_404
-from workflows.api.workflows import _workflow
+from workflows.lookups import found_or_404, thread_or_404, workflow_or_404
 
 from . import files, selectors, services
 from .models import ConversationTest, TestRun
@@ -235,17 +234,11 @@ class SaveAsTestInput(serializers.Serializer):
 
 # --- views -------------------------------------------------------------------------------------------
 def _test(request, pk) -> ConversationTest:
-    test = selectors.test_get(owner=request.user, test_id=pk)
-    if test is None:
-        raise NotFound("no such test")
-    return test
+    return found_or_404(selectors.test_get(owner=request.user, test_id=pk), "test")
 
 
 def _test_run(request, pk) -> TestRun:
-    test_run = selectors.test_run_get(owner=request.user, test_run_id=pk)
-    if test_run is None:
-        raise NotFound("no such test run")
-    return test_run
+    return found_or_404(selectors.test_run_get(owner=request.user, test_run_id=pk), "test run")
 
 
 class WorkflowTestsView(APIView):
@@ -253,7 +246,7 @@ class WorkflowTestsView(APIView):
 
     @extend_schema(responses={200: TestOutput(many=True)})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         tests = list(selectors.test_list(owner=request.user, workflow=workflow))
         targets = selectors.graph_targets(graph=workflow.graph, owner_id=workflow.owner_id)
         last = selectors.last_results(tests=tests)
@@ -261,7 +254,7 @@ class WorkflowTestsView(APIView):
 
     @extend_schema(request=TestInput, responses={201: TestOutput, 400: OpenApiResponse(description="`errors` keyed by turn and check")})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = TestInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -314,7 +307,7 @@ class TestRunStartView(APIView):
 
     @extend_schema(request=RunInput, responses={202: RunStartedOutput})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = RunInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -331,7 +324,7 @@ class WorkflowTestRunsView(APIView):
 
     @extend_schema(responses={200: TestRunSummaryOutput(many=True)})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.test_run_list(owner=request.user, workflow=workflow), request, view=self)
         return paginator.get_paginated_response([test_run_data(r, results=False) for r in page])
@@ -359,7 +352,7 @@ class TestsExportView(APIView):
         responses={(200, "text/plain"): OpenApiResponse(response={"type": "string"}, description="JSONL or CSV")},
     )
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         query = ExportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         fmt = query.validated_data["format"]
@@ -381,7 +374,7 @@ class TestsImportView(APIView):
 
     @extend_schema(request=ImportInput, responses={201: TestOutput(many=True)})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = ImportInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -400,12 +393,12 @@ class TestSettingsView(APIView):
 
     @extend_schema(responses={200: SettingsIO})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         return Response({"publish_requires_passing": selectors.publish_requires_passing(workflow=workflow)})
 
     @extend_schema(request=SettingsIO, responses={200: SettingsIO})
     def patch(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = SettingsIO(data=request.data)
         data.is_valid(raise_exception=True)
         row = services.test_settings_update(workflow=workflow, **data.validated_data)

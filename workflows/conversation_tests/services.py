@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from workflows import runs
 from workflows import selectors as workflow_selectors
 from workflows import services as workflow_services
 from workflows.models import Thread, Workflow, WorkflowVersion
@@ -123,7 +124,7 @@ def test_settings_update(*, workflow: Workflow, publish_requires_passing: bool) 
 # --- test runs ---------------------------------------------------------------------------------------
 def _version(workflow: Workflow, version) -> WorkflowVersion:
     if version in (None, "draft"):
-        return workflow_services.draft_for_run(workflow=workflow)  # InvalidWorkflow: 400 with the graph's errors
+        return runs.draft_for_run(workflow=workflow)  # InvalidWorkflow: 400 with the graph's errors
     found = WorkflowVersion.objects.filter(workflow=workflow, number=version).first()
     if found is None:
         raise RunRefused(f"this workflow has no published version {version}", field="version")

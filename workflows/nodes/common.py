@@ -228,9 +228,9 @@ def _guard_callable(func):
 
 
 def _is_jinja_context(value) -> bool:
-    from jinja2.runtime import Context
     from jinja2.environment import Environment
     from jinja2.nodes import EvalContext
+    from jinja2.runtime import Context
 
     return isinstance(value, (Context, Environment, EvalContext))
 

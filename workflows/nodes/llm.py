@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind
 
 from .common import ModelParams, joined_text, render
 
@@ -28,7 +28,6 @@ def remember(ctx, binding, user_text: str, model_text: str) -> None:
         ctx.services.memory.record_exchange(binding, user_text, model_text)
 
 
-@register
 class LLMNode(NodeType):
     type = "llm"
     label = "LLM"
@@ -56,7 +55,6 @@ class LLMNode(NodeType):
         return NodeResult(outputs={"output": FlowValue(result.text, cut=result.cut)}, details=result.details())
 
 
-@register
 class ModelNode(NodeType):
     type = "llm.model"
     label = "Model"

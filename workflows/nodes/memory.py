@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
-from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue, register
+from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue
 
 CONSUMERS = ("llm", "router.llm")
 
@@ -102,7 +102,6 @@ def history_from_input(values: list[FlowValue]) -> list[dict]:
         raise NodeError(f"set_history: invalid message: {exc}") from None
 
 
-@register
 class BufferMemory(MemoryNode):
     type = "memory.buffer"
     label = "Buffer memory"
@@ -112,7 +111,6 @@ class BufferMemory(MemoryNode):
         pass
 
 
-@register
 class WindowMemory(MemoryNode):
     type = "memory.window"
     label = "Window memory"
@@ -131,7 +129,6 @@ class WindowMemory(MemoryNode):
         return memory_spec.Window(max_messages=params.max_messages, max_tokens=params.max_tokens)
 
 
-@register
 class SummaryMemory(MemoryNode):
     type = "memory.summary"
     label = "Summarizing memory"

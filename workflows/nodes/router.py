@@ -8,7 +8,7 @@ from functools import lru_cache
 import re2
 from pydantic import Field, field_validator, model_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, PortKind, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, PortKind, issue
 
 from .common import CpuBudget, ModelParams, joined_text
 from .llm import ask_model, remember
@@ -26,7 +26,7 @@ class RouterNode(NodeType):
 
     def check(self, node_id, params, view):
         return [
-            {"node": node_id, "field": "routes", "message": f"route '{route.name}' is not connected to anything"}
+            issue(node_id, "routes", f"route '{route.name}' is not connected to anything")
             for route in params.routes
             if not view.outgoing.get(route.name)
         ]
@@ -50,7 +50,6 @@ class LLMRoute(Params):
     description: str = Field("", max_length=2000)
 
 
-@register
 class LLMRouter(RouterNode):
     type = "router.llm"
     label = "LLM router"
@@ -119,7 +118,6 @@ class StaticRoute(Params):
         return value
 
 
-@register
 class StaticRouter(RouterNode):
     type = "router.static"
     label = "Rule router"

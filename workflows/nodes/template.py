@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port
 
 from .common import joined_text, render, template_syntax_error
 
 
-@register
 class TemplateNode(NodeType):
     type = "template"
     label = "Template"

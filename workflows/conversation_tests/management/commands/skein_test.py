@@ -11,11 +11,11 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from workflows.analysis import InvalidWorkflow
 from workflows.conversation_tests import services
-from workflows.conversation_tests.report import describe_failure, junit_xml
 from workflows.conversation_tests.models import TestRun
+from workflows.conversation_tests.report import describe_failure, junit_xml
 from workflows.models import Workflow
-from workflows.services import InvalidWorkflow
 
 POLL_S = 0.2
 MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR"}
