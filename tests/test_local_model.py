@@ -25,8 +25,8 @@ def test_the_weights_ship_in_a_package():
     assert "smollm2" in local_model.known_models()
 
 
-def test_a_missing_model_file_is_reported(monkeypatch):
-    monkeypatch.setenv("SKEIN_LOCAL_MODEL_PATH", "/nonexistent/model.gguf")
+def test_a_missing_model_file_is_reported(settings):
+    settings.SKEIN_LOCAL_MODEL_PATH = "/nonexistent/model.gguf"
     with pytest.raises(local_model.LocalModelUnavailable, match="SKEIN_LOCAL_MODEL_PATH"):
         local_model.model_path()
 

