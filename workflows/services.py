@@ -51,6 +51,11 @@ def provider_update(*, provider: Provider, **fields) -> Provider:
     return provider
 
 
+def provider_delete(*, provider: Provider) -> None:
+    """Delete a provider (and its stored key); the graphs that name it report it missing."""
+    provider.delete()
+
+
 # --- workflows ----------------------------------------------------------------------------------
 def workflow_create(*, owner, name: str, graph: dict) -> Workflow:
     return Workflow.objects.create(owner=owner, name=name, graph=graph)
@@ -66,6 +71,11 @@ def workflow_update(*, workflow: Workflow, revision: int, **fields) -> Workflow:
     if not updated:
         raise StaleRevision(workflow.revision)
     return workflow
+
+
+def workflow_delete(*, workflow: Workflow) -> None:
+    """Delete a workflow with its versions, runs, threads and memory (its triggers go with it)."""
+    workflow.delete()
 
 
 def workflow_publish(*, workflow: Workflow, by=None) -> WorkflowVersion:

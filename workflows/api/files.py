@@ -11,7 +11,7 @@ from workflows import files
 from workflows.lookups import workflow_or_404
 
 from .hooks import RawBodyParser
-from .workflows import WorkflowOutput, workflow_data
+from .workflows import WorkflowOutput, workflow_detail
 
 MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded file
 
@@ -59,9 +59,7 @@ class ImportView(APIView):
             return _refused(exc.message)
         name = (request.query_params.get("name") or "").strip()[:200] or None
         workflow, unmapped = files.workflow_import(owner=request.user, data=data, name=name)
-        output = workflow_data(workflow, request)
-        output["errors"] = unmapped + output["errors"]
-        return Response(output, status=status.HTTP_201_CREATED)
+        return Response(workflow_detail(workflow, request, more_errors=unmapped), status=status.HTTP_201_CREATED)
 
 
 def _refused(message: str) -> Response:

@@ -13,7 +13,7 @@ from workflows import selectors, telemetry, triggers, versions
 from workflows.models import Webhook
 from workflows.waiting import turn_wait
 
-from .fields import TurnResultSerializer, turn_result
+from .fields import TurnResultSerializer
 
 
 class RawBodyParser(BaseParser):
@@ -70,7 +70,7 @@ class WebhookView(APIView):
         if request.query_params.get("wait") in ("1", "true", "yes"):
             run = turn_wait(run=run, timeout=settings.SKEIN_WEBHOOK_WAIT_S)
             if run.is_done:
-                return Response(turn_result(run), status=200)
+                return Response(TurnResultSerializer(run).data, status=200)
         headers = {} if created else {"Idempotent-Replayed": "true"}
         return Response({"run": run.pk, "thread": run.thread_id, "status": run.status}, status=202, headers=headers)
 

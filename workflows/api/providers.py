@@ -63,7 +63,7 @@ class ProviderDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
-        self._get(request, pk).delete()
+        services.provider_delete(provider=self._get(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

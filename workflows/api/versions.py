@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from workflows import services, versions
 from workflows.lookups import workflow_or_404
 
-from .workflows import WorkflowOutput, workflow_data
+from .workflows import WorkflowOutput, workflow_detail
 
 
 class VersionOutput(serializers.Serializer):
@@ -51,7 +51,7 @@ class VersionRestoreView(APIView):
             workflow = services.version_restore(workflow=workflow, number=number, revision=data.validated_data.get("revision"))
         except versions.VersionNotFound as exc:
             raise NotFound(str(exc)) from None
-        return Response(workflow_data(workflow, request))
+        return Response(workflow_detail(workflow, request))
 
 
 class VersionDiffView(APIView):

@@ -283,7 +283,7 @@ class TestDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
-        _test(request, pk).delete()
+        services.conversation_test_delete(test=_test(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -70,6 +70,10 @@ def conversation_test_create(*, workflow: Workflow, name: str, turns) -> Convers
     return ConversationTest.objects.create(workflow=workflow, name=name.strip(), turns=turns)
 
 
+def conversation_test_delete(*, test: ConversationTest) -> None:
+    test.delete()
+
+
 def conversation_test_update(*, test: ConversationTest, name: str, turns) -> ConversationTest:
     test.turns = _checked(name, turns)
     test.name = name.strip()
