@@ -26,6 +26,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workflows.engine.graph import edge_json as _edge
+from workflows.engine.graph import node_json
+
 from . import stacks
 from .common import PASSWORD, ROOT, USERNAME, Cleanup, Result, Row, api_client, api_token, check, log, percentile, summarize
 
@@ -47,12 +50,7 @@ CLICKED = "llm_25"
 
 
 def _node(node_id, node_type, x, y, **data):
-    return {"id": node_id, "type": node_type, "position": {"x": x, "y": y}, "data": data}
-
-
-def _edge(source, target, source_handle="output", target_handle="input"):
-    return {"id": f"{source}.{source_handle}->{target}.{target_handle}", "source": source, "sourceHandle": source_handle,
-            "target": target, "targetHandle": target_handle}
+    return node_json(node_id, node_type, x=x, y=y, **data)
 
 
 def big_graph(provider_id: int, branches: int = 49) -> dict:

@@ -90,6 +90,9 @@ class NodeType:
     # Runs at the start of the flow even with nothing flowing in, when one of its flow outputs is
     # wired (a memory emitting its messages).
     runs_as_source: ClassVar[bool] = False
+    # What the editor shows under the node's title: parts like "{model}" or " · {timezone}", each
+    # naming one param; a part whose param is empty is left out (the first line, 40 characters).
+    summary: ClassVar[tuple[str, ...]] = ()
 
     def output_ports(self, params: Params) -> tuple[Port, ...]:
         return self.outputs
@@ -126,6 +129,7 @@ class NodeType:
             "outputs": [p.as_json() for p in cls.outputs],
             "dynamic_outputs": cls.dynamic_outputs,
             "is_trigger": cls.is_trigger,
+            "summary": list(cls.summary),
             "params_schema": cls.Params.model_json_schema(),
         }
 

@@ -35,6 +35,7 @@ class LLMNode(NodeType):
     description = "Answers the input with a model, seeing the attached memory."
     inputs = (Port("input"), Port("memory", PortKind.MEMORY))
     outputs = (Port("output"),)
+    summary = ("{model}",)
 
     class Params(ModelParams):
         system_prompt: str = Field(
@@ -61,6 +62,7 @@ class ModelNode(NodeType):
     category = "AI"
     description = "A model to attach to a summarizing memory's llm port (usually a cheaper one)."
     outputs = (Port("llm", PortKind.LLM),)
+    summary = ("{model}",)
 
     class Params(ModelParams):
         pass

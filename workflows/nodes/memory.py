@@ -43,6 +43,7 @@ class MemoryNode(NodeType):
     inputs = (Port("set_history", label="set history"),)
     outputs = (Port("memory", PortKind.MEMORY), Port("messages"))
     runs_as_source = True  # with nothing flowing in, a memory whose messages port is wired still emits
+    summary = ("{history} history", " · {max_messages} msgs")
 
     def strategy(self, params, attached) -> memory_spec.Buffer | memory_spec.Window | memory_spec.Summary:
         return memory_spec.Buffer()

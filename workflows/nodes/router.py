@@ -55,6 +55,7 @@ class LLMRouter(RouterNode):
     label = "LLM router"
     description = "A model picks one of the named routes; the input passes through."
     inputs = (Port("input"), Port("memory", PortKind.MEMORY))
+    summary = ("{model}",)
 
     class Params(ModelParams):
         prompt: str = Field(

@@ -14,6 +14,7 @@ class TemplateNode(NodeType):
     description = "Renders text with Jinja: {{ input }}, {{ payload.field }}, {{ messages }}."
     inputs = (Port("input"),)
     outputs = (Port("output"),)
+    summary = ("{template}",)
 
     class Params(Params):
         template: str = Field("{{ input }}", max_length=50000, json_schema_extra={"format": "prompt"})

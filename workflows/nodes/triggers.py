@@ -59,6 +59,7 @@ class ScheduleTrigger(TriggerNode):
     type = "trigger.schedule"
     label = "Schedule"
     description = "Runs on a cron schedule in a time zone, with a fixed input."
+    summary = ("{cron}", " · {timezone}")
 
     class Params(Params):
         cron: str = Field("0 9 * * *", description="minute hour day-of-month month day-of-week")
