@@ -13,10 +13,9 @@ import logging
 import threading
 import time
 
-from django.conf import settings
 from django.utils import timezone
 
-from . import beat
+from . import beat, mode
 
 logger = logging.getLogger("skein.embedded")
 
@@ -26,7 +25,7 @@ _started = threading.Event()
 
 def start() -> None:
     """Recover interrupted turns, then fire schedules, in this process (once; embedded mode only)."""
-    if settings.FULL_MODE:
+    if mode.full():
         logger.warning("REDIS_URL is set (full mode): schedules need `make beat` and turns a worker")
         return
     if _started.is_set():

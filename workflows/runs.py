@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import logging
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import locks
+from . import locks, mode
 from .analysis import InvalidWorkflow, graph_issues, trigger_node
 from .models import Run, Thread, Workflow, WorkflowVersion
 from .tasks import run_turn
@@ -41,7 +40,7 @@ def run_create(
     )
     # robust in the full mode: a broker that is down must not fail the request after the run was
     # stored (the client would send it again); it stays queued and recover_turns enqueues it.
-    transaction.on_commit(lambda: run_turn.delay(run.pk), robust=settings.FULL_MODE)
+    transaction.on_commit(lambda: run_turn.delay(run.pk), robust=mode.full())
     return run
 
 

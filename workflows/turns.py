@@ -11,13 +11,12 @@ from __future__ import annotations
 import logging
 import threading
 
-from django.conf import settings
 from django.db import connections, transaction
 from django.utils import timezone
 
 from memory import services as memory_services
 
-from . import events, limits, locks, metrics, telemetry, waiting
+from . import events, limits, locks, metrics, mode, telemetry, waiting
 from .analysis import version_analysis
 from .engine.executor import RunFailed, execute
 from .engine.registry import FlowValue
@@ -48,12 +47,12 @@ def turn_process(*, run_id: int) -> None:
                 return
             while (next_id := _next_in_queue(run, scope)) is not None:
                 run_execute(run_id=next_id)
-                if not settings.FULL_MODE and next_id >= run.pk:
+                if mode.turns_in_request() and next_id >= run.pk:
                     break
         following = _next_in_queue(run, scope)
         if following is None:
             return
-        if not settings.FULL_MODE:
+        if mode.turns_in_request():
             _drain_in_background(following)
             return
 

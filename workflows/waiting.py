@@ -25,6 +25,7 @@ import redis
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, connections
 
+from . import mode
 from .models import Run
 
 logger = logging.getLogger("skein.runs")
@@ -44,7 +45,7 @@ def _channel() -> str:
 
 
 def signal_run_done(run_id: int) -> None:
-    if settings.FULL_MODE:
+    if mode.full():
         _redis().publish(_channel(), run_id)
     else:
         _local_signals.wake(run_id)
@@ -138,7 +139,7 @@ def wait_for_run(run_id: int, timeout: float) -> bool:
             connection.close()
         return done
 
-    return (_signals if settings.FULL_MODE else _local_signals).wait(run_id, timeout, is_done)
+    return (_signals if mode.full() else _local_signals).wait(run_id, timeout, is_done)
 
 
 def run_wait(*, run, timeout: float | None = None):
@@ -160,7 +161,7 @@ def turn_wait(*, run, timeout: float | None = None):
     between slices it reads the run from the database, over a new connection if need be. The bound
     stays the caller's; only a fault that outlasts it reaches the client (a 503, see
     ``api/errors.py``)."""
-    if not settings.FULL_MODE:  # turns ran eagerly, in the request
+    if mode.turns_in_request():  # the turn ran in the request
         return run_wait(run=run, timeout=timeout)
     deadline = time.monotonic() + (settings.SKEIN_CHAT_WAIT_S if timeout is None else timeout)
     while True:

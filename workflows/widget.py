@@ -21,7 +21,7 @@ from functools import lru_cache
 from django.conf import settings
 from django.db import transaction
 
-from . import limits, runs
+from . import limits, mode, runs
 from .analysis import InvalidWorkflow, graph_issues
 from .models import Message, Run, Thread, Workflow, new_public_key
 
@@ -219,7 +219,7 @@ def _bucket_take(name: str, burst: float, per_minute: float) -> None:
         return
     rate = per_minute / 60.0
     now = time.time()
-    if settings.FULL_MODE:
+    if mode.full():
         allowed, wait = _redis_script()(keys=[name], args=[burst, rate, now])
         allowed, wait = int(allowed), float(wait)
     else:

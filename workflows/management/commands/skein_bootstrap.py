@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from workflows import demo
+from workflows import demo, mode
 from workflows.models import Provider
 from workflows.selectors import model_default
 from workflows.services import provider_create, workflow_publish
@@ -33,7 +33,7 @@ class Command(BaseCommand):
     help = "Create the first account (if none exists), its local-model provider and demo workflows, and print how to log in."
 
     def add_arguments(self, parser):
-        full = settings.FULL_MODE
+        full = mode.full()
         parser.add_argument("--username", default=settings.SKEIN_ADMIN_USER if full else settings.SKEIN_DEMO_USER)
         parser.add_argument(
             "--password", default=settings.SKEIN_ADMIN_PASSWORD if full else (settings.SKEIN_DEMO_PASSWORD or "demo"),
@@ -49,11 +49,11 @@ class Command(BaseCommand):
         self._retire_demo_superuser(users)
         if not users.objects.exists():
             account = self._first_account(users, username, password)
-            login = f"{username} / {password}" if not settings.FULL_MODE else f"{username} (the password printed above)"
+            login = f"{username} / {password}" if not mode.full() else f"{username} (the password printed above)"
         else:
             account = users.objects.filter(username=username).first() or users.objects.order_by("pk").first()
             login = (
-                f"{username} (password: {password}, unless you changed it)" if account.username == username and not settings.FULL_MODE
+                f"{username} (password: {password}, unless you changed it)" if account.username == username and not mode.full()
                 else "the account you created earlier"
             )
 
@@ -86,7 +86,7 @@ class Command(BaseCommand):
         )
 
     def _first_account(self, users, username: str, password: str):
-        if not settings.FULL_MODE:
+        if not mode.full():
             account = users.objects.create_user(username=username, email="", password=password)
             self.stdout.write(self.style.SUCCESS(f"Created the first account: {username} / {password}"))
             return account
@@ -108,7 +108,7 @@ class Command(BaseCommand):
         demo_account = users.objects.filter(username="demo").first()
         if demo_account is None or not demo_account.check_password("demo"):
             return
-        if settings.FULL_MODE:
+        if mode.full():
             password = secrets.token_urlsafe(18)
             demo_account.set_password(password)
             demo_account.is_superuser = demo_account.is_staff = False
