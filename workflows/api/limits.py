@@ -36,7 +36,9 @@ class LimitsOutput(serializers.Serializer):
 
 
 def limits_data(workflow) -> dict:
-    return {**limits.limits_of(workflow), "today": limits.usage_today(workflow_id=workflow.pk), "day_started": limits.day_start()}
+    return LimitsOutput(
+        {**limits.limits_of(workflow), "today": limits.usage_today(workflow_id=workflow.pk), "day_started": limits.day_start()}
+    ).data
 
 
 class LimitsView(APIView):

@@ -59,14 +59,16 @@ class WidgetSettingsInput(serializers.Serializer):
 
 def settings_data(request, workflow) -> dict:
     script_url = request.build_absolute_uri("/widget.js")
-    return {
-        "public_key": workflow.public_key,
-        "published": workflow.published_version_id is not None,
-        "allowed_origins": workflow.allowed_origins or [],
-        "theme": workflow.widget_theme or {},
-        "script_url": script_url,
-        "embed_snippet": f'<script src="{script_url}" data-key="{workflow.public_key}" async></script>',
-    }
+    return WidgetSettingsOutput(
+        {
+            "public_key": workflow.public_key,
+            "published": workflow.published_version_id is not None,
+            "allowed_origins": workflow.allowed_origins or [],
+            "theme": workflow.widget_theme or {},
+            "script_url": script_url,
+            "embed_snippet": f'<script src="{script_url}" data-key="{workflow.public_key}" async></script>',
+        }
+    ).data
 
 
 class WidgetSettingsView(APIView):
@@ -122,7 +124,7 @@ class WidgetPublicConfigView(APIView):
         elif workflow.published_version_id is None:
             body, code = {"code": "not_published", "detail": "This chatbot is not published yet."}, 409
         else:
-            body, code = widget.widget_config(workflow=workflow), 200
+            body, code = WidgetConfigOutput(widget.widget_config(workflow=workflow)).data, 200
         response = Response(body, status=code)
         response["Access-Control-Allow-Origin"] = request.headers.get("Origin") or "*"
         response["Vary"] = "Origin"
