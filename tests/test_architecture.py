@@ -52,3 +52,20 @@ def test_the_engine_imports_no_workflows_module_outside_it():
         if not imported.startswith("workflows.engine")
     }
     assert outside == set()
+
+
+def test_the_app_config_registers_the_built_in_node_types_in_their_listed_order():
+    from workflows.engine.registry import all_node_types
+    from workflows.nodes import NODE_TYPES
+
+    assert [type(node_type) for node_type in all_node_types()] == list(NODE_TYPES)
+
+
+def test_a_reply_is_a_typed_field_and_the_run_step_records_it_as_before():
+    from workflows.engine.registry import FlowValue, NodeResult
+    from workflows.nodes.output import OutputNode
+
+    result = OutputNode().run(None, {"input": [FlowValue("Hello", cut=True)]})
+    assert (result.reply, result.reply_cut, result.output_text, result.outputs) == ("Hello", True, "Hello", {})
+    assert result.step_details() == {"reply": "Hello", "cut": True}
+    assert NodeResult(outputs={}, details={"route": "billing"}).step_details() == {"route": "billing"}
