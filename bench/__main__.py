@@ -25,8 +25,9 @@ BENCHMARKS = {
     "throughput": "bench.throughput",
     "streaming": "bench.streaming",
     "editor": "bench.editor",
+    "memory_quality": "bench.memory_quality",
 }
-NEEDS_PG = {"memory", "overhead", "throughput", "streaming"}
+NEEDS_PG = {"memory", "overhead", "throughput", "streaming", "memory_quality"}
 
 
 def _terminate(signum, frame):

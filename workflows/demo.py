@@ -36,7 +36,7 @@ def _node(node_id: str, node_type: str, column: float, row: float = 0, **data) -
 
 
 
-def _chatbot(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
+def chatbot_graph(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
     """trigger.chat -> llm -> output, with an optional memory below the llm (and a model below that)."""
     nodes = [
         _node("chat", "trigger.chat", 0),
@@ -118,14 +118,14 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
     ref = {"model": model, "provider": provider}
     helpful = "You are a helpful assistant. Answer briefly and clearly."
     return [
-        ("Demo: chatbot", _chatbot(ref, helpful)),
+        ("Demo: chatbot", chatbot_graph(ref, helpful)),
         (
             "Demo: chatbot with full memory (buffer)",
-            _chatbot(ref, helpful + " Use what the user told you earlier.", memory={"type": "memory.buffer"}),
+            chatbot_graph(ref, helpful + " Use what the user told you earlier.", memory={"type": "memory.buffer"}),
         ),
         (
             "Demo: chatbot with recent memory (window)",
-            _chatbot(
+            chatbot_graph(
                 ref,
                 helpful + " You only remember the last few messages.",
                 memory={"type": "memory.window", "max_messages": 6},
@@ -133,7 +133,7 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
         ),
         (
             "Demo: summarizing chatbot (summary)",
-            _chatbot(
+            chatbot_graph(
                 ref,
                 helpful + " Use the conversation summary and the recent messages.",
                 memory={
