@@ -296,7 +296,7 @@ def run(quick: bool) -> Result:
     owner, _ = get_user_model().objects.get_or_create(username="bench-memory-quality")
     provider, _ = local_provider_get_or_create(owner=owner)
     sizes = QUICK_SIZES if quick else tuple(int(s) for s in os.environ.get("SKEIN_BENCH_MEMORY_SIZES", "").split(",") if s) or FULL_SIZES
-    only = {s.strip() for s in os.environ.get("SKEIN_BENCH_MEMORY_CONFIGS", "").split(",") if s.strip()}
+    only = {s.strip() for s in os.environ.get("SKEIN_BENCH_MEMORY_CONFIGS", "").split(";") if s.strip()}
     configs = [c for c in CONFIGS if not only or c.name in only or c.name == BUFFER]
     restore = _patch_consumer()
     figures = []

@@ -24,9 +24,9 @@ ROW = 220
 
 # The local model is small: short answers keep turns quick on a laptop CPU.
 REPLY_TOKENS = 200
-# The default summary prompt is written for capable models; a 135M model just continues the
-# transcript. This short one gets real summaries out of it ("In Lisbon, with a cat named Pixel.").
-SMALL_MODEL_SUMMARY_PROMPT = "Summarize the conversation in one or two short sentences. Keep names and facts about the user."
+# The summarizer writes a sentence or two (the default summary prompt's narrative); what the user
+# said about themselves is kept by Skein in their own words (memory/summary_prompt.py).
+SUMMARY_TOKENS = 120
 BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|payment|payments|charge|charged|subscription|price|pricing|receipt|card)\b/"
 
 
@@ -141,9 +141,8 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
                     "max_messages": 8,
                     "keep_last": 4,
                     "llm_source": "external",
-                    "summary_prompt": SMALL_MODEL_SUMMARY_PROMPT,
                 },
-                summarizer={**ref, "temperature": 0.2},
+                summarizer={**ref, "temperature": 0.2, "max_tokens": SUMMARY_TOKENS},
             ),
         ),
         ("Demo: billing router", _router(ref)),
