@@ -38,7 +38,8 @@ EARLIER_DEFAULTS = (
     "Summarize the conversation in one or two short sentences. Keep names and facts about the user.",
 )
 
-FACTS_HEADING = "The user said about themselves (their own words, newest last):"
+# The notes are quoted: a small model then repeats the user's words instead of inventing a persona.
+FACTS_HEADING = "Facts from the user (quoted, newest last):"
 NARRATIVE_HEADING = "Conversation so far:"
 NO_SUMMARY = "(none yet)"
 SO_FAR = "Summary so far:"
@@ -56,7 +57,10 @@ DEFAULT_SUMMARY_MAX_TOKENS = 120
 MAX_STATEMENT_MESSAGE_WORDS = 120
 MAX_STATEMENT_WORDS = 30
 
-FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
+# "Tell me a joke." is a request, not a statement about oneself ("Home for me is Lisbon." is one).
+OBJECT_ONLY = re.compile(r"\b(me|us)\b", re.IGNORECASE)
+REQUEST_VERBS = set("tell give show help let send explain teach find write make bring get suggest recommend remind".split())
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 TOKEN = re.compile(r"[\w']+")
 # Lines of the request a model may echo back into its answer.
@@ -78,11 +82,15 @@ def summary_parts(text: str) -> tuple[list[str], list[str]]:
     narrative = text
     if text.startswith(FACTS_HEADING):
         body, _, narrative = text[len(FACTS_HEADING):].partition(NARRATIVE_HEADING)
-        notes = [line.strip()[2:].strip() for line in body.splitlines() if line.strip().startswith("- ")]
+        notes = [_unquote(line.strip()[2:].strip()) for line in body.splitlines() if line.strip().startswith("- ")]
     elif text.startswith(NARRATIVE_HEADING):
         narrative = text[len(NARRATIVE_HEADING):]
     parts = [p.strip() for p in narrative.strip().split("\n") if p.strip()]
     return notes, parts
+
+
+def _unquote(note: str) -> str:
+    return note[1:-1] if len(note) >= 2 and note[0] == note[-1] == '"' else note
 
 
 def summary_text(notes: list[str], parts: list[str]) -> str:
@@ -90,7 +98,7 @@ def summary_text(notes: list[str], parts: list[str]) -> str:
     is its narrative alone)."""
     if not notes:
         return "\n".join(parts)
-    lines = [FACTS_HEADING, *(f"- {note}" for note in notes)]
+    lines = [FACTS_HEADING, *(f'- "{note}"' for note in notes)]
     if parts:
         lines += ["", NARRATIVE_HEADING, *parts]
     return "\n".join(lines)
@@ -111,9 +119,16 @@ def statements(messages: list[dict]) -> list[str]:
             sentence = sentence.strip()
             if not sentence or sentence.endswith("?") or len(sentence.split()) > MAX_STATEMENT_WORDS:
                 continue
-            if FIRST_PERSON.search(sentence):
+            if FIRST_PERSON.search(sentence) and not _request(sentence):
                 found.append(sentence[:MAX_NOTE_CHARS])
     return found
+
+
+def _request(sentence: str) -> bool:
+    """An imperative asking for something, whose only first person is "me"/"us"."""
+    words = _tokens(sentence)
+    pronouns = {m.lower() for m in FIRST_PERSON.findall(sentence)}
+    return bool(words) and words[0].lower() in REQUEST_VERBS and pronouns <= {"me", "us"}
 
 
 def _tokens(text: str) -> list[str]:
@@ -190,16 +205,22 @@ def _copied(sentence: str, sources: list[set[str]]) -> bool:
     return bool(words) and any(len(words & source) >= 0.8 * len(words) for source in sources)
 
 
+def _narrative(sentence: str) -> bool:
+    """A sentence of a narrative: about the user, not a question, not the model speaking as itself."""
+    sentence = sentence.strip()
+    return bool(sentence) and not sentence.endswith("?") and not FIRST_PERSON.search(sentence)
+
+
 def _clean(reply: str, request: list[dict]) -> str:
-    """The model's answer without echoed scaffolding and without sentences copied from the request,
-    on one line."""
+    """The model's answer without echoed scaffolding, without sentences copied from the request and
+    without sentences that are no narrative (questions, the model speaking as itself), on one line."""
     sources = [{t.lower() for t in _tokens(line)} for m in request for line in m["content"].splitlines() if line.strip()]
     kept = []
     for line in (reply or "").splitlines():
         line = SCAFFOLDING.sub("", line).strip().lstrip("-* ").strip()
         if not line or line == NO_SUMMARY:
             continue
-        kept.extend(s for s in SENTENCE_END.split(line) if s.strip() and not _copied(s, sources))
+        kept.extend(s for s in SENTENCE_END.split(line) if _narrative(s) and not _copied(s, sources))
     return " ".join(" ".join(kept).split())
 
 

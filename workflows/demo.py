@@ -27,6 +27,8 @@ REPLY_TOKENS = 200
 # The summarizer writes a sentence or two (the default summary prompt's narrative); what the user
 # said about themselves is kept by Skein in their own words (memory/summary_prompt.py).
 SUMMARY_TOKENS = 120
+# A small model answering from its memory sticks to what it was told at a low temperature.
+ANSWER_TEMPERATURE = 0.2
 BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|payment|payments|charge|charged|subscription|price|pricing|receipt|card)\b/"
 
 
@@ -134,7 +136,7 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
         (
             "Demo: summarizing chatbot (summary)",
             chatbot_graph(
-                ref,
+                {**ref, "temperature": ANSWER_TEMPERATURE},
                 helpful + " Use the conversation summary and the recent messages.",
                 memory={
                     "type": "memory.summary",
