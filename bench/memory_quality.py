@@ -26,6 +26,7 @@ it also becomes the external summarizer. Off by default.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ SEED = 16
 SYSTEM_PROMPT = "You are a helpful assistant. Use what the user told you earlier."
 LOCAL = "smollm2"
 PLOT = "memory_quality.png"
+BEFORE = "memory_quality_before.json"  # the figures of the summarization before the facts section
 TARGET_SIZE = 200
 
 
@@ -337,6 +339,13 @@ def run(quick: bool) -> Result:
                                    round(ours["retention_pct"] - peer["retention_pct"], 1), None, "pts", None, "",
                                    "ahead at equal or fewer tokens", ahead if not quick else None,
                                    note=f"Skein {ours['context_tokens']} tokens, LangChain {peer['context_tokens']} tokens"))
+    markdown = _table(figures, buffer_tokens) + f"\n\n![Fact retention against context tokens]({plot_name})\n"
+    before_path = BENCH_DIR / BEFORE
+    if not quick and before_path.exists():
+        before = json.loads(before_path.read_text())
+        before_buffer = {f["messages"]: f["context_tokens"] for f in before["figures"] if f["config"] == BUFFER}
+        markdown += (f"\n**Before** the summarization change (commit `{before['commit']}`, {before['started']}: "
+                     f"{before['note']}):\n\n" + _table(before["figures"], before_buffer) + "\n")
     notes = [
         f"Seed {SEED}; conversations of {', '.join(str(s) for s in sizes)} messages; the consuming model scripted, "
         f"summaries by the bundled model (SmolLM2-135M on llama.cpp){' and ' + _bench_model() if _bench_model() else ''}.",
@@ -345,7 +354,7 @@ def run(quick: bool) -> Result:
     ]
     result.details = {
         "notes": notes,
-        "markdown": _table(figures, buffer_tokens) + f"\n\n![Fact retention against context tokens]({plot_name})\n",
+        "markdown": markdown,
         "figures": figures,
         "conversations": {str(s): generate(s, SEED).as_dict() for s in sizes},
         "plot": plot_name,
