@@ -202,7 +202,7 @@ def summary_request(*, prompt: str, previous_summary: str, messages: list[dict])
 def _copied(sentence: str, sources: list[set[str]]) -> bool:
     """A sentence made of one request line's words (a small model copying its input adds nothing)."""
     words = {t.lower() for t in _tokens(sentence)}
-    return bool(words) and any(len(words & source) >= 0.8 * len(words) for source in sources)
+    return len(words) >= 3 and any(len(words & source) >= 0.8 * len(words) for source in sources)
 
 
 def _narrative(sentence: str) -> bool:
@@ -214,7 +214,9 @@ def _narrative(sentence: str) -> bool:
 def _clean(reply: str, request: list[dict]) -> str:
     """The model's answer without echoed scaffolding, without sentences copied from the request and
     without sentences that are no narrative (questions, the model speaking as itself), on one line."""
-    sources = [{t.lower() for t in _tokens(line)} for m in request for line in m["content"].splitlines() if line.strip()]
+    headings = {SO_FAR, NEW_FROM_USER, NO_SUMMARY, FACTS_HEADING, NARRATIVE_HEADING}
+    sources = [{t.lower() for t in _tokens(line)} for m in request for line in m["content"].splitlines()
+               if line.strip() and line.strip() not in headings]
     kept = []
     for line in (reply or "").splitlines():
         line = SCAFFOLDING.sub("", line).strip().lstrip("-* ").strip()
