@@ -266,7 +266,7 @@ def _plot(figures: list[dict], path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     markers = {40: "o", 200: "s", 1000: "^"}
     for i, config in enumerate(dict.fromkeys(f["config"] for f in figures)):
-        points = sorted((f["context_tokens"], f["retention_pct"], f["messages"]) for f in figures if f["config"] == config)
+        points = sorted(((f["context_tokens"], f["retention_pct"], f["messages"]) for f in figures if f["config"] == config), key=lambda p: p[2])
         color = f"C{i}"
         ax.plot([p[0] for p in points], [p[1] for p in points], color=color, alpha=0.4)
         for x, y, n in points:
