@@ -25,10 +25,11 @@ BENCHMARKS = {
     "throughput": "bench.throughput",
     "streaming": "bench.streaming",
     "editor": "bench.editor",
+    "memory_quality": "bench.memory_quality",
     "langflow": "bench.peer_langflow",
 }
 PEERS = {"langflow"}  # run only when asked (``--peer``): they install another product
-NEEDS_PG = {"memory", "overhead", "throughput", "streaming", "langflow"}
+NEEDS_PG = {"memory", "overhead", "throughput", "streaming", "memory_quality", "langflow"}
 
 
 def _terminate(signum, frame):
