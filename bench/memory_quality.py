@@ -2,7 +2,7 @@
 
 Generated conversations (``bench/memory_quality_data.py``: facts stated, some changed later,
 questions, small talk and long pasted text in between, over several sessions) of 40, 200 and 1,000
-messages are replayed through Skein's own chat turns: ``services.chat_start`` on a workflow
+messages are replayed through Skein's own chat turns: ``runs.chat_start`` on a workflow
 trigger.chat → llm → output with the configuration's memory node attached, every turn executed by
 the real executor and memory runtime (summaries made by a real model, stored, extended), only the
 consuming model's reply scripted (``TurnRuntime.call_model`` answers the ``assistant`` node with
@@ -123,8 +123,8 @@ def _graph(config: Config, provider_id: int) -> dict:
 
 def _replay_skein(config: Config, conversation: Conversation, owner, provider) -> dict:
     from memory.models import History, Summarization
-    from workflows import services
-    from workflows.models import Run, Workflow
+    from workflows import runs, services
+    from workflows.models import Run
 
     workflow = services.workflow_create(owner=owner, name=f"bench {config.name} {len(conversation.messages)}",
                                         graph=_graph(config, provider.pk))
@@ -136,7 +136,7 @@ def _replay_skein(config: Config, conversation: Conversation, owner, provider) -
         for user, reply in conversation.turns(session):
             key = session if config.layout == "threads" else 0
             _Script.reply = reply
-            run = services.chat_start(workflow=workflow, message=user, thread=threads.get(key))
+            run = runs.chat_start(workflow=workflow, message=user, thread=threads.get(key))
             run = Run.objects.get(pk=run.pk)
             threads[key] = run.thread
             if run.status != Run.Status.SUCCEEDED:
