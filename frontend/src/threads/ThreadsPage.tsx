@@ -154,7 +154,8 @@ export function ThreadPage({ threadId }: { threadId: number }) {
           )}
           {t && (
             <p className="muted small">
-              {SOURCES[t.source]}{t.key ? <> · key <code>{t.key}</code></> : null} · started {formatDateTime(t.created)} · {t.message_count} messages
+              {SOURCES[t.source]}{t.key ? <> · key <code>{t.key}</code></> : null}
+              {t.participant ? <> · <Link to={`/participants/${t.participant}`}>participant</Link></> : null} · started {formatDateTime(t.created)} · {t.message_count} messages
             </p>
           )}
         </div>
