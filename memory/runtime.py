@@ -181,10 +181,10 @@ class MemoryRuntime:
         known = selectors.facts_current(workflow_id=self.workflow_id, key=key)
         request = fact_rules.extraction_request(prompt=strategy.prompt, facts=known, user_text=user_text, reply=model_text)
         participant_id = self.participant_id if key.startswith("participant:") else None
-        record = dict(
-            workflow_id=self.workflow_id, key=key, participant_id=participant_id, memory_node=spec.node, run_id=self.run_id,
-            model=model.model if model else "", messages=request,
-        )
+        record = {
+            "workflow_id": self.workflow_id, "key": key, "participant_id": participant_id, "memory_node": spec.node,
+            "run_id": self.run_id, "model": model.model if model else "", "messages": request,
+        }
         timeout = float(settings.SKEIN_SUMMARY_TIMEOUT_S)
         started = time.monotonic()
         result = None

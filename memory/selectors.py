@@ -7,7 +7,7 @@ Rows are dicts with ``seq``, ``role``, ``content`` and ``token_counts`` (by toke
 from __future__ import annotations
 
 from .keys import thread_key
-from .models import History, HistoryMessage, Summary
+from .models import Fact, FactExtraction, History, HistoryMessage, Summary
 from .tokens import Tokenizer
 
 FIELDS = ("id", "seq", "role", "content", "token_counts")
@@ -100,8 +100,6 @@ def history_summaries(*, history: History) -> list[Summary]:
 
 def facts_current(*, workflow_id: int, key: str) -> list[dict]:
     """The facts a model is sent: current ones, oldest first (``{name, value}`` each)."""
-    from .models import Fact
-
     return list(Fact.objects.filter(workflow_id=workflow_id, key=key, superseded__isnull=True).order_by("created", "id").values("name", "value"))
 
 
@@ -115,8 +113,6 @@ def participant_histories(*, participant_id: int) -> list[History]:
 
 def participant_facts(*, participant_id: int, workflow_id: int | None = None, current_only: bool = False):
     """A participant's facts (newest first within each key), superseded ones too unless ``current_only``."""
-    from .models import Fact
-
     query = Fact.objects.filter(participant_id=participant_id).select_related("workflow")
     if workflow_id:
         query = query.filter(workflow_id=workflow_id)
@@ -125,13 +121,9 @@ def participant_facts(*, participant_id: int, workflow_id: int | None = None, cu
     return query.order_by("workflow_id", "name", "-created", "-id")
 
 
-def fact_get(*, owner, fact_id) -> "Fact | None":
-    from .models import Fact
-
+def fact_get(*, owner, fact_id) -> Fact | None:
     return Fact.objects.filter(pk=fact_id, workflow__owner=owner).select_related("workflow").first()
 
 
 def participant_extractions(*, participant_id: int, limit: int = 20):
-    from .models import FactExtraction
-
     return list(FactExtraction.objects.filter(participant_id=participant_id).order_by("-id")[:limit])

@@ -9,7 +9,14 @@ from workflows.text import storable
 
 from . import selectors
 from .keys import thread_key
-from .models import Fact, FactExtraction, History, HistoryMessage, Summarization, Summary
+from .models import (
+    Fact,
+    FactExtraction,
+    History,
+    HistoryMessage,
+    Summarization,
+    Summary,
+)
 from .tokens import Tokenizer, default_tokenizer
 
 

@@ -25,10 +25,10 @@ def is_extraction(request) -> bool:
 
 
 FACT_PATTERNS = [
-    (re.compile(r"my name is (\w+)", re.I), "name"),
-    (re.compile(r"i live in (\w+)", re.I), "city"),
-    (re.compile(r"i moved (?:from \w+ )?to (\w+)", re.I), "city"),
-    (re.compile(r"i work at (\w+)", re.I), "employer"),
+    (re.compile(r"my name is (\w+)", re.IGNORECASE), "name"),
+    (re.compile(r"i live in (\w+)", re.IGNORECASE), "city"),
+    (re.compile(r"i moved (?:from \w+ )?to (\w+)", re.IGNORECASE), "city"),
+    (re.compile(r"i work at (\w+)", re.IGNORECASE), "employer"),
 ]
 
 

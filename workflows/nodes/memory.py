@@ -12,10 +12,20 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from memory import spec as memory_spec
 from memory import facts as fact_rules
+from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
-from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue, register
+from workflows.engine.registry import (
+    FlowValue,
+    NodeError,
+    NodeResult,
+    NodeType,
+    Params,
+    Port,
+    PortKind,
+    issue,
+    register,
+)
 
 CONSUMERS = ("llm", "router.llm")
 
