@@ -165,3 +165,32 @@ def test_a_signed_widget_embed_on_another_origin_carries_the_user(facts_site, vi
     dialog = open_widget(page, usable=False)
     expect(dialog).to_contain_text("This chat cannot start: the participant's signature is not valid")
     assert Thread.objects.filter(participant=participant).count() == 2
+
+
+def test_the_test_chat_talks_as_a_participant(page, browser_user, fake_llm):
+    from workflows.models import Participant, Run
+
+    log_in(page)
+    provider = api_post(page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"})
+    workflow = api_post(page, "/api/workflows/", {"name": "Concierge", "graph": facts_graph(provider["id"], history={"type": "memory.buffer", "key": "participant"})})
+    page.goto(f"/workflows/{workflow['id']}")
+    page.get_by_role("tab", name="Test chat").click()
+    field = page.get_by_label("Talk as participant")
+    field.fill("tester-1")
+    field.press("Enter")
+    page.get_by_role("textbox", name="Message", exact=True).fill("remember the blue door")
+    page.get_by_role("button", name="Send", exact=True).click()
+    expect(page.get_by_test_id("chat-assistant")).to_contain_text("echo: remember the blue door", timeout=60_000)
+    run = Run.objects.get()
+    assert run.participant == Participant.objects.get(external_id="tester-1") and run.warnings == []
+    # the choice is kept for the workflow; a new conversation continues the participant's memory
+    page.reload()
+    page.get_by_role("tab", name="Test chat").click()
+    expect(page.get_by_label("Talk as participant")).to_have_value("tester-1")
+    page.get_by_role("button", name="New conversation").click()
+    page.get_by_role("textbox", name="Message", exact=True).fill("which door?")
+    page.get_by_role("button", name="Send", exact=True).click()
+    expect(page.get_by_test_id("chat-assistant").last).to_contain_text("echo: which door?", timeout=60_000)
+    assert Run.objects.filter(participant__external_id="tester-1").values("thread").distinct().count() == 2
+    answered = [r for r in fake_llm.requests_for("agent-model") if not is_extraction(r)]
+    assert {"role": "user", "content": "remember the blue door"} in answered[-1].messages
