@@ -105,6 +105,21 @@ def test_runs_and_threads_carry_the_participant(chatbot, say, api):
     assert "another participant" in refused["detail"]
 
 
+def test_the_streaming_chat_api_names_the_participant(make_workflow, provider, api, fake_llm):
+    from tests.test_firsthour import stream_ending
+
+    workflow = make_workflow(chat_graph(provider.pk, memory={"type": "memory.buffer", "key": "participant"}))
+    url = f"/api/workflows/{workflow['id']}/chat/stream/"
+    first = stream_ending(api.post(url, {"message": "I am streamed", "participant": "streamer"}, format="json"))
+    run = Run.objects.get(pk=first["run"])
+    assert run.participant.external_id == "streamer" and run.thread.participant_id == run.participant_id
+    stream_ending(api.post(url, {"message": "a new thread", "participant": "streamer"}, format="json"))
+    assert {"role": "user", "content": "I am streamed"} in agent_requests(fake_llm)[-1].messages
+    refused = api.post(url, {"message": "hijack", "participant": "other", "thread": run.thread_id}, format="json")
+    assert refused.status_code == 409 and refused.json()["code"] == "participant_mismatch"
+    assert api.post(url, {"message": "x", "participant": "a\u0000b"}, format="json").status_code == 400
+
+
 def test_webhook_and_openai_user_name_the_participant(api, make_workflow, provider, client):
     graph = chat_graph(provider.pk)
     graph["nodes"].append(node("hook", "trigger.webhook", 0, 100))
