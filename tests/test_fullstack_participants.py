@@ -91,3 +91,25 @@ def test_a_hung_extraction_on_the_worker_is_ended_at_its_bound(client, facts_wor
     ]
     extraction = client.get(f"/api/runs/{turn['run']}/").json()["extractions"][0]
     assert extraction["status"] == "failed" and extraction["duration_ms"] < (BOUND_S + 2) * 1000
+
+
+def test_one_participants_threads_at_once_lose_and_duplicate_nothing(client, fake_llm):
+    """Turns of one participant on several threads run side by side on the worker: each adds to the
+    participant's history under its row lock, so every message is there once."""
+    import concurrent.futures
+
+    from memory.models import History
+
+    fake_llm.responder = lambda request: Reply(text=f"echo: {request.last_user}", delay=0.3)
+    provider = client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}).json()
+    graph = chat_graph(provider["id"], memory={"type": "memory.window", "key": "participant", "max_messages": 4})
+    workflow = client.post("/api/workflows/", json={"name": "parallel", "graph": graph}).json()
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        turns = list(pool.map(lambda i: chat(client, workflow, f"message {i}", "busy-person"), range(6)))
+    assert all(t["status"] == "succeeded" for t in turns) and len({t["thread"] for t in turns}) == 6
+    history = History.objects.get(key__startswith="participant:", kind="global")
+    rows = list(history.messages.order_by("seq").values_list("seq", "content"))
+    assert [seq for seq, _ in rows] == list(range(1, 13))
+    assert sorted(c for _, c in rows if c.startswith("message")) == [f"message {i}" for i in range(6)]
+    assert sorted(c for _, c in rows if c.startswith("echo")) == [f"echo: message {i}" for i in range(6)]
