@@ -24,7 +24,10 @@ def signals(settings, require_redis):
     settings.REDIS_URL = require_redis
     settings.SKEIN_NAMESPACE = f"skein-test-waiting-{uuid.uuid4().hex[:8]}"
     waiting._redis.cache_clear()
-    yield waiting._RunSignals()
+    signals = waiting._RunSignals()
+    yield signals
+    signals.close()
+    assert signals._listener is None or not signals._listener.is_alive()
     waiting._redis.cache_clear()
 
 

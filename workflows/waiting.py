@@ -52,6 +52,8 @@ class _RunSignals:
         self._waiters: dict[int, set[threading.Event]] = {}
         self._subscribed = threading.Event()
         self._listener: threading.Thread | None = None
+        self._pubsub = None
+        self._closed = False
 
     def wait(self, run_id: int, timeout: float, is_done) -> bool:
         """True once ``run_id`` is signalled or ``is_done()``; False after ``timeout`` seconds."""
@@ -76,22 +78,35 @@ class _RunSignals:
     def _listen(self) -> None:
         import time
 
-        while True:
-            pubsub = _redis().pubsub(ignore_subscribe_messages=True)
+        while not self._closed:
             try:
+                pubsub = self._pubsub = _redis().pubsub(ignore_subscribe_messages=True)
                 pubsub.subscribe(_channel())
                 self._subscribed.set()
                 for message in pubsub.listen():
                     self._wake(int(message["data"]))
             except Exception as exc:  # Redis went away: waiters fall back on their slices meanwhile
                 self._subscribed.clear()
-                logger.warning("run signals: %s: %s; resubscribing", type(exc).__name__, exc)
-                time.sleep(0.5)
+                if not self._closed:
+                    logger.warning("run signals: %s: %s; resubscribing", type(exc).__name__, exc)
+                    time.sleep(0.5)
             finally:
-                try:
-                    pubsub.close()
-                except Exception:  # closing a broken connection is best effort
-                    pass
+                self._close_pubsub()
+
+    def close(self) -> None:
+        """Stop listening (a test's subscription, on its own channel, ends with the test)."""
+        self._closed = True
+        self._close_pubsub()
+        if self._listener is not None:
+            self._listener.join(timeout=5)
+
+    def _close_pubsub(self) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            try:
+                pubsub.close()
+            except Exception:  # closing a broken connection is best effort
+                pass
 
     def _wake(self, run_id: int) -> None:
         with self._lock:
