@@ -471,3 +471,20 @@ def test_deleting_a_participant_with_a_running_turn_is_refused(chatbot, say, api
     response = api.delete(f"/api/participants/{participant.pk}/")
     assert response.status_code == 409 and "still running" in response.json()["detail"]
     assert Participant.objects.filter(pk=participant.pk).exists()
+
+
+def test_the_memory_quality_benchmark_replays_participant_memory_over_threads(provider):
+    """bench/memory_quality.py's multi-thread configurations build valid workflows (the bench
+    replays them through the same chat turns as these tests)."""
+    from bench import memory_quality
+    from workflows.services import graph_issues
+
+    configs = {c.name: c for c in memory_quality.CONFIGS}
+    participant_keyed = configs["summary 20/6, participant-keyed, sessions as threads"]
+    facts = configs["facts + window 6, sessions as threads"]
+    assert participant_keyed.layout == facts.layout == "threads" and participant_keyed.extra["participant"]
+    assert configs["summary 20/6, thread-keyed, sessions as threads"].memory.get("key", "thread") == "thread"
+    for config in (participant_keyed, facts):
+        graph = memory_quality._graph(config, provider.pk)
+        assert [i for i in graph_issues(graph=graph, owner=provider.owner) if i["field"] != "model"] == []
+    assert {n["type"] for n in memory_quality._graph(facts, provider.pk)["nodes"]} >= {"memory.facts", "memory.window"}
