@@ -165,14 +165,18 @@ def _trigger_node(version: WorkflowVersion, trigger_type: str) -> str:
 def run_create(
     *, version: WorkflowVersion, trigger: str, input_text: str, payload: dict | None = None, thread: Thread | None = None,
     trigger_node: str | None = None, idempotency_key: str | None = None, spender: str = "", trace_context: str = "",
+    participant=None,
 ) -> Run:
-    """Create a run and enqueue its turn once the transaction commits."""
+    """Create a run and enqueue its turn once the transaction commits. ``participant`` (a
+    ``Participant``) is who talks; on a thread it must be the thread's (``participants``)."""
+    from .participants import thread_participant
     from .tasks import run_turn
 
     run = Run.objects.create(
         workflow_id=version.workflow_id,
         version=version,
         thread=thread,
+        participant=thread_participant(thread=thread, participant=participant),
         trigger=trigger,
         trigger_node=trigger_node or _trigger_node(version, trigger),
         input=input_text,
@@ -206,14 +210,16 @@ def manual_start(*, workflow: Workflow, message: str) -> Run:
     return run_create(version=draft_for_run(workflow=workflow), trigger="manual", input_text=message)
 
 
-def chat_start(*, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None) -> Run:
+def chat_start(
+    *, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None, participant=None
+) -> Run:
     """A participant's chat message: runs ``version`` (default: the draft) on the thread."""
     if version is None:
         version = draft_for_run(workflow=workflow)
     with transaction.atomic():
         if thread is None:
-            thread = Thread.objects.create(workflow=workflow, owner=workflow.owner, title=message[:80])
-        return run_create(version=version, trigger="chat", input_text=message, thread=thread)
+            thread = Thread.objects.create(workflow=workflow, owner=workflow.owner, title=message[:80], participant=participant)
+        return run_create(version=version, trigger="chat", input_text=message, thread=thread, participant=participant)
 
 
 def run_wait(*, run: Run, timeout: float | None = None) -> Run:
@@ -340,6 +346,7 @@ def run_execute(*, run_id: int) -> None:
         logger.exception("run %s crashed", run.pk)
         _finish(run, error=f"internal error: {type(exc).__name__}: {exc}", runtime=runtime)
     else:
+        runtime.memory.after_turn()  # memory.facts learn from the turn (bounded; a failure only warns)
         _finish(run, reply=result.reply, cut=result.cut, runtime=runtime)
 
 

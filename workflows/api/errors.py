@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from workflows.engine.graph import GraphShapeError
+from workflows.participants import ParticipantInvalid, ParticipantMismatch
 from workflows.services import InvalidWorkflow, NoTrigger, StaleRevision
 
 logger = logging.getLogger("skein.api")
@@ -45,6 +46,10 @@ def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response({"detail": f"the body is larger than {limit} bytes"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, ParticipantMismatch):
+        return Response({"detail": exc.message, "code": exc.code, "participant": [exc.message]}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, ParticipantInvalid):
+        return Response({"detail": exc.message, "code": exc.code, "participant": [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, NoTrigger):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     for kind, service in UNAVAILABLE.items():

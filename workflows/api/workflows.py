@@ -7,7 +7,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors, services, triggers
+from workflows import participants, selectors, services, triggers
 from workflows.engine.registry import all_node_types
 
 from .fields import GraphField, IssueSerializer, TurnResultSerializer, turn_result
@@ -159,6 +159,10 @@ class PublishView(APIView):
 class ChatInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
     thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
+    participant = serializers.JSONField(
+        required=False, allow_null=True,
+        help_text="who is talking (at most 200 printable characters): memory keyed by participant follows them across threads",
+    )
 
 
 class ChatView(APIView):
@@ -174,7 +178,8 @@ class ChatView(APIView):
             thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
             if thread is None:
                 raise NotFound("no such thread for this workflow")
-        run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
+        participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
+        run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
         return Response(turn_result(turn_wait(run=run)))
 
 
