@@ -58,6 +58,9 @@ class Config:
     runner: str = "skein"  # "skein": Skein's chat turns; "langchain": the baseline
     uses_model: bool = False  # a model summarizes (for the quick run's budget and the report)
     extra: dict = field(default_factory=dict)  # for runners that need more (participant, ...)
+    # memory.facts on the consuming node as well ({params}; a model extracts after every turn)
+    facts: dict | None = None
+    max_messages: int | None = None  # replayed on conversations up to this size only (a model call per turn)
 
 
 CONFIGS: list[Config] = [
@@ -71,6 +74,16 @@ CONFIGS: list[Config] = [
         summarizer=True, uses_model=True,
     ),
     Config("LangChain SummarizationMiddleware 20/6", None, runner="langchain", uses_model=True),
+    # Memory that outlives a thread (issue 21): each session is a thread of its own, so facts told
+    # in the first session are asked for in the last. Thread-keyed memory starts empty in every
+    # thread; participant-keyed memory and memory.facts follow the participant.
+    Config("summary 20/6, thread-keyed, sessions as threads", {"type": "memory.summary", "max_messages": 20, "keep_last": 6},
+           layout="threads", uses_model=True),
+    Config("summary 20/6, participant-keyed, sessions as threads",
+           {"type": "memory.summary", "max_messages": 20, "keep_last": 6, "key": "participant"},
+           layout="threads", uses_model=True, extra={"participant": "bench-participant"}),
+    Config("facts + window 6, sessions as threads", {"type": "memory.window", "max_messages": 6}, layout="threads",
+           uses_model=True, extra={"participant": "bench-participant"}, facts={}, max_messages=200),
 ]
 BUFFER = "buffer"
 OURS = "summary 20/6, bundled model"
@@ -118,17 +131,26 @@ def _graph(config: Config, provider_id: int) -> dict:
     if config.summarizer:
         summarizer = {"model": _bench_model(), "provider": None} if _bench_model() else dict(ref)
         summarizer["temperature"] = 0.2
-    return chatbot_graph(ref, SYSTEM_PROMPT, memory=dict(config.memory) if config.memory else None, summarizer=summarizer)
+    graph = chatbot_graph(ref, SYSTEM_PROMPT, memory=dict(config.memory) if config.memory else None, summarizer=summarizer)
+    if config.facts is not None:  # memory.facts beside the history memory, extracting with the consuming node's model
+        from workflows.engine.graph import edge_json, node_json
+
+        graph["nodes"].append(node_json("facts", "memory.facts", 300, 400, **config.facts))
+        graph["edges"].append(edge_json("facts", "assistant", "memory", "memory"))
+    return graph
 
 
 def _replay_skein(config: Config, conversation: Conversation, owner, provider) -> dict:
-    from memory.models import History, Summarization
-    from workflows import runs, services
+    from memory.models import FactExtraction, History, Summarization
+    from workflows import participants, runs, services
     from workflows.models import Run
 
     workflow = services.workflow_create(owner=owner, name=f"bench {config.name} {len(conversation.messages)}",
                                         graph=_graph(config, provider.pk))
     _Script.sent = []
+    participant = None
+    if config.extra.get("participant"):
+        participant = participants.participant_get_or_create(owner_id=owner.pk, external_id=config.extra["participant"])
     threads: dict[int, object] = {}
     warnings = failed_runs = 0
     started = time.monotonic()
@@ -136,7 +158,7 @@ def _replay_skein(config: Config, conversation: Conversation, owner, provider) -
         for user, reply in conversation.turns(session):
             key = session if config.layout == "threads" else 0
             _Script.reply = reply
-            run = runs.chat_start(workflow=workflow, message=user, thread=threads.get(key))
+            run = runs.chat_start(workflow=workflow, message=user, thread=threads.get(key), participant=participant)
             run = Run.objects.get(pk=run.pk)
             threads[key] = run.thread
             if run.status != Run.Status.SUCCEEDED:
@@ -145,12 +167,14 @@ def _replay_skein(config: Config, conversation: Conversation, owner, provider) -
             warnings += len(run.warnings or [])
     seconds = time.monotonic() - started
     rows = Summarization.objects.filter(history__in=History.objects.filter(workflow=workflow))
+    # A memory's own model calls: summarizations, and memory.facts' extractions after each turn.
+    calls = list(rows) + list(FactExtraction.objects.filter(workflow=workflow))
     stats = {
-        "calls": rows.count(),
-        "failed": rows.filter(status="failed").count(),
-        "prompt_tokens": sum(r.prompt_tokens for r in rows),
-        "completion_tokens": sum(r.completion_tokens for r in rows),
-        "seconds": sum(r.duration_ms for r in rows) / 1000,
+        "calls": len(calls),
+        "failed": sum(1 for r in calls if r.status == "failed"),
+        "prompt_tokens": sum(r.prompt_tokens for r in calls),
+        "completion_tokens": sum(r.completion_tokens for r in calls),
+        "seconds": sum(r.duration_ms for r in calls) / 1000,
     }
     summary = ""
     last = rows.filter(status="ok").order_by("-id").first()
@@ -306,6 +330,8 @@ def run(quick: bool) -> Result:
         for size in sizes:
             conversation = generate(size, SEED)
             for config in configs:
+                if config.max_messages is not None and size > config.max_messages:
+                    continue
                 started = time.monotonic()
                 replayed = (_replay_langchain(config, conversation) if config.runner == "langchain"
                             else _replay_skein(config, conversation, owner, provider))
@@ -349,6 +375,9 @@ def run(quick: bool) -> Result:
     notes = [
         f"Seed {SEED}; conversations of {', '.join(str(s) for s in sizes)} messages; the consuming model scripted, "
         f"summaries by the bundled model (SmolLM2-135M on llama.cpp){' and ' + _bench_model() if _bench_model() else ''}.",
+        "'sessions as threads': each session of the conversation is a thread of its own (facts told in the first are "
+        "asked for in the last); 'participant-keyed' memory and memory.facts follow the participant across them. For "
+        "memory.facts, the summarizer columns count its extraction calls (one per turn).",
         "Retention: current facts whose value is in what the consuming model is sent at the last turn (seeds, summary, "
         "kept history). Stale: changed facts shown with their old value and without the new one.",
     ]

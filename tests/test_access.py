@@ -83,9 +83,13 @@ def world(api, make_workflow, provider, fake_llm):
     assert api.get(f"/api/threads/{turn['thread']}/memory/mem/").json()["messages"], "the memory should hold the turn"
     test = api.post(f"/api/workflows/{bot.id}/tests/", {"name": "alice's test", "turns": [{"message": SECRET, "expect": []}]}, format="json").json()
     test_run = wait_run(api, api.post(f"/api/workflows/{bot.id}/tests/run/", {}, format="json").json()["test_run"])
+    customer = api.post(f"/api/workflows/{bot.id}/chat/", {"message": SECRET, "participant": "customer-1"}, format="json").json()
+    participant = api.get(f"/api/runs/{customer['run']}/").json()["participant"]
+    fact = api.post(f"/api/participants/{participant}/facts/", {"workflow": bot.id, "key": "plan", "value": SECRET}, format="json").json()
     return SimpleNamespace(
         workflow=bot.id, revision=bot.revision, provider=provider.pk, thread=turn["thread"], run=turn["run"],
         manual_run=manual["run"], hook=bot.hooks["hook"], key=bot.key, test=test["id"], test_run=test_run["id"],
+        participant=participant, fact=fact["id"],
     )
 
 
@@ -204,6 +208,16 @@ CASES = [
     Case("GET", "/api/test-runs/{id}/", lambda w: f"/api/test-runs/{w.test_run}/"),
     Case("GET", "/api/test-runs/{id}/compare/{other}/", lambda w: f"/api/test-runs/{w.test_run}/compare/{w.test_run}/"),
     Case("GET", "/api/providers/{id}/models/", lambda w: f"/api/providers/{w.provider}/models/"),
+    # participants and their facts (docs/participants.md)
+    Case("GET", "/api/participants/{id}/", lambda w: f"/api/participants/{w.participant}/"),
+    Case("DELETE", "/api/participants/{id}/", lambda w: f"/api/participants/{w.participant}/", owner=204),
+    Case("GET", "/api/participants/{id}/facts/", lambda w: f"/api/participants/{w.participant}/facts/"),
+    Case("POST", "/api/participants/{id}/facts/", lambda w: f"/api/participants/{w.participant}/facts/",
+         lambda w: {"workflow": w.workflow, "key": "forged", "value": "by mallory"}, owner=201),
+    Case("GET", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/"),
+    Case("PUT", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", lambda w: {"key": "plan", "value": "forged by mallory"}),
+    Case("PATCH", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", lambda w: {"value": "forged by mallory"}),
+    Case("DELETE", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", owner=204),
 ]
 
 # Scoped to the caller by construction: lists show only the caller's rows, creates make the
@@ -212,6 +226,7 @@ CALLER_SCOPED = {
     ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
     ("GET", "/api/providers/"), ("POST", "/api/providers/"), ("GET", "/api/threads/"), ("POST", "/api/workflows/import/"),
     ("GET", "/api/providers/default/"),  # the caller's own providers only: test_the_default_model_is_the_callers
+    ("GET", "/api/participants/"),
 }
 # Public by design, with what protects them instead.
 PUBLIC = {
@@ -269,6 +284,8 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
         assert other_api.get(f"/api/runs/{query}").json()["count"] == 0, query
     for query in ("", f"?workflow={world.workflow}", "?search=secret"):
         assert other_api.get(f"/api/threads/{query}").json()["count"] == 0, query
+    for query in ("", f"?workflow={world.workflow}", "?search=customer"):
+        assert other_api.get(f"/api/participants/{query}").json()["count"] == 0, query
     # the control: the owner finds each of their threads that said it (the chat's and the test run's)
     from workflows.models import Thread
 

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from . import netguard
-from .models import Message, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
+from .models import Message, Participant, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
 
 
 class ProviderAdminForm(forms.ModelForm):
@@ -67,9 +67,15 @@ class MessageInline(admin.TabularInline):
     readonly_fields = ("seq", "role", "content", "run", "created")
 
 
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ("id", "owner", "external_id", "created", "last_seen")
+    search_fields = ("external_id",)
+
+
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
-    list_display = ("id", "workflow", "owner", "title", "last_seq", "updated")
+    list_display = ("id", "workflow", "owner", "participant", "title", "last_seq", "updated")
     inlines = [MessageInline]
 
 

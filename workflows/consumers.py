@@ -148,6 +148,9 @@ class WidgetConsumer(BoundedJsonConsumer):
     - ``{"type": "message", "text": ..., "thread": <token>|null, "client_id": <string>}``
     - ``{"type": "sync", "thread": <token>|null, "after": <seq>}``: subscribe to that thread and get
       its ``history`` after that seq (sent on every (re)connect; ``thread: null`` leaves it)
+    Both may say who the visitor is: ``visitor`` (the widget's anonymous id for this browser) or
+    ``participant`` + ``signature`` (the embedding site's signed id, ``workflows/participants.py``).
+    A thread of another participant does not exist for them.
     - ``{"type": "ping"}``
 
     Server messages: ``ready`` (theme defaults), ``thread.created``, ``accepted``
@@ -197,7 +200,7 @@ class WidgetConsumer(BoundedJsonConsumer):
         if kind == "message":
             await self._message(content)
         elif kind == "sync":
-            await self._resync(content.get("thread"), content.get("after"))
+            await self._resync(content.get("thread"), content.get("after"), content)
         elif kind == "ping":
             await self.send_json({"type": "pong", "data": {}})
         else:
@@ -210,7 +213,7 @@ class WidgetConsumer(BoundedJsonConsumer):
             return
         try:
             prepared = await database_sync_to_async(widget.widget_message_prepare)(
-                workflow=self.workflow, text=text, token=token, client=self.client, client_id=client_id
+                workflow=self.workflow, text=text, token=token, client=self.client, client_id=client_id, identity=content
             )
         except widget.WidgetError as exc:
             await self._error(exc.code, exc.message, retry_after=exc.retry_after, client_id=client_id)
@@ -243,7 +246,11 @@ class WidgetConsumer(BoundedJsonConsumer):
         self.acknowledged.add(run_id)
         await self.send_json({"type": "accepted", "data": {"run": run_id, "client_id": client_id, "thread": self.token}})
 
-    async def _resync(self, token, after):
+    def _visitor_thread(self, token, frame):
+        participant = widget.widget_identity(workflow=self.workflow, frame=frame)
+        return widget.widget_thread(workflow=self.workflow, token=token, participant=participant)
+
+    async def _resync(self, token, after, content=None):
         if token is not None and not isinstance(token, str):
             await self._error("bad_request", "thread must be a string or null.")
             return
@@ -252,7 +259,12 @@ class WidgetConsumer(BoundedJsonConsumer):
             await self._subscribe(None)
             await self.send_json({"type": "history", "data": {"thread": None, "messages": [], "pending": None}})
             return
-        thread = await database_sync_to_async(widget.widget_thread)(workflow=self.workflow, token=token)
+        try:
+            thread = await database_sync_to_async(self._visitor_thread)(token, content or {})
+        except widget.WidgetError as exc:
+            await self._subscribe(None)
+            await self._error(exc.code, exc.message)
+            return
         if thread is None:
             await self._subscribe(None)
             await self._error("unknown_thread", "This conversation no longer exists; start a new one.")

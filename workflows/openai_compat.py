@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from memory import services as memory_services
 from memory.keys import thread_key
 
-from . import limits, selectors, versions
+from . import limits, participants, selectors, versions
 from .models import Thread, Workflow, WorkflowVersion
 
 THREAD_HEADER = "X-Skein-Thread"
@@ -184,19 +184,34 @@ def spend_check(*, workflow: Workflow, spender: str, input_text: str) -> None:
         raise OpenAIError(429, refused.message, type="insufficient_quota", code="spend_limit_reached")
 
 
-def thread_for(*, workflow: Workflow, key: str | None, title: str) -> tuple[Thread, bool]:
-    """The thread of ``key`` (created if new), or a new thread with a fresh key; (thread, created)."""
+def participant_for(*, workflow: Workflow, user: str | None):
+    """The request's ``user`` is the participant (memory keyed by participant follows them)."""
+    try:
+        return participants.participant_for_call(workflow=workflow, value=user)
+    except participants.ParticipantInvalid as exc:
+        raise OpenAIError(400, exc.message.replace("'participant'", "user"), param="user", code=exc.code) from None
+
+
+def thread_for(*, workflow: Workflow, key: str | None, title: str, participant=None) -> tuple[Thread, bool]:
+    """The thread of ``key`` (created if new), or a new thread with a fresh key; (thread, created).
+    A thread of another participant than ``user`` is refused."""
     if key is None:
         thread = Thread.objects.create(
-            workflow=workflow, owner_id=workflow.owner_id, title=title[:80], external_id="thr_" + secrets.token_urlsafe(18)
+            workflow=workflow, owner_id=workflow.owner_id, title=title[:80], external_id="thr_" + secrets.token_urlsafe(18),
+            participant=participant,
         )
         return thread, True
     key = key.strip()
     if not key or len(key) > MAX_THREAD_KEY or not key.isprintable():
         raise OpenAIError(400, f"{THREAD_HEADER} must be 1 to {MAX_THREAD_KEY} printable characters", param=THREAD_HEADER)
-    return Thread.objects.get_or_create(
-        workflow=workflow, external_id=key, defaults={"owner_id": workflow.owner_id, "title": title[:80]}
+    thread, created = Thread.objects.get_or_create(
+        workflow=workflow, external_id=key, defaults={"owner_id": workflow.owner_id, "title": title[:80], "participant": participant}
     )
+    try:
+        participants.thread_participant(thread=thread, participant=participant)
+    except participants.ParticipantMismatch as exc:
+        raise OpenAIError(409, f"{THREAD_HEADER} {key[:80]}: {exc.message}", param="user", code=exc.code) from None
+    return thread, created
 
 
 def thread_seed(*, thread: Thread, messages: list[dict]) -> None:

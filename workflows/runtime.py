@@ -37,6 +37,7 @@ class TurnRuntime:
             workflow_id=run.workflow_id,
             run_id=run.id,
             thread_id=run.thread_id,
+            participant_id=run.participant_id,
             bind_model=self.bind_model,
             tokenizer_of=self.tokenizer_of,
             warn=self.warn,

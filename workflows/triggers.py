@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import beat, runs, versions
+from . import beat, participants, runs, versions
 from .analysis import version_analysis
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
@@ -232,11 +232,15 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
                 earlier = Run.objects.filter(workflow=workflow, trigger_node=webhook.node, idempotency_key=key).first()
                 if earlier is not None:
                     return _same_request(earlier, payload, message), False
+            participant = _payload_participant(workflow, payload.get("participant"))
             thread = _payload_thread(workflow, payload.get("thread"))
-            run = runs.run_create(
-                version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
-                thread=thread, idempotency_key=key, trace_context=call.traceparent,
-            )
+            try:
+                run = runs.run_create(
+                    version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
+                    thread=thread, idempotency_key=key, trace_context=call.traceparent, participant=participant,
+                )
+            except participants.ParticipantInvalid as exc:
+                raise WebhookRejected(409 if isinstance(exc, participants.ParticipantMismatch) else 400, exc.message) from None
             if signed:
                 SeenSignature.objects.filter(webhook=webhook, signature=signed[0]).update(run=run)
     except IntegrityError:
@@ -274,6 +278,16 @@ def _same_request(earlier: Run, payload: dict, message: str) -> Run:
     if earlier.payload != payload or earlier.input != message:
         raise WebhookRejected(422, "this Idempotency-Key was already used for a different request body")
     return earlier
+
+
+def _payload_participant(workflow: Workflow, value):
+    """``participant`` in a payload names who is talking: memory keyed by participant follows them."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    try:
+        return participants.participant_for_call(workflow=workflow, value=value)
+    except participants.ParticipantInvalid as exc:
+        raise WebhookRejected(400, exc.message) from None
 
 
 def _payload_thread(workflow: Workflow, name) -> Thread | None:

@@ -116,6 +116,7 @@ def run_execute(*, run_id: int) -> None:
         logger.exception("run %s crashed", run.pk)
         _finish(run, error=f"internal error: {type(exc).__name__}: {exc}", runtime=runtime)
     else:
+        runtime.memory.after_turn()  # memory.facts learn from the turn (bounded; a failure only warns)
         _finish(run, reply=result.reply, cut=result.cut, runtime=runtime)
 
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from django.conf import settings
 from django.db import transaction
 
-from . import limits, mode, runs
+from . import limits, mode, participants, runs
 from .analysis import InvalidWorkflow, graph_issues
 from .models import Message, Run, Thread, Workflow, new_public_key
 
@@ -54,10 +54,26 @@ def workflow_by_key(*, public_key: str) -> Workflow | None:
     return Workflow.objects.filter(public_key=public_key).select_related("published_version").first()
 
 
-def widget_thread(*, workflow: Workflow, token: str | None) -> Thread | None:
+def widget_thread(*, workflow: Workflow, token: str | None, participant=None) -> Thread | None:
+    """The visitor's thread of ``token``; a thread of another participant (``participant``: who
+    this visitor is, or None for no one) does not exist for them."""
     if not token or len(token) > 64:
         return None
-    return Thread.objects.filter(workflow=workflow, widget_token=token).first()
+    thread = Thread.objects.filter(workflow=workflow, widget_token=token).first()
+    if thread is not None and thread.participant_id and thread.participant_id != getattr(participant, "pk", None):
+        return None
+    return thread
+
+
+def widget_identity(*, workflow: Workflow, frame: dict):
+    """Who a widget frame says the visitor is (``participant`` + ``signature``, or ``visitor``),
+    checked (``participants.widget_participant``); ``WidgetError`` when refused."""
+    try:
+        return participants.widget_participant(
+            workflow=workflow, participant=frame.get("participant"), signature=frame.get("signature"), visitor=frame.get("visitor")
+        )
+    except participants.ParticipantInvalid as exc:
+        raise WidgetError(exc.code, exc.message, status=403 if exc.code in ("unsigned_participant", "bad_signature") else 400) from None
 
 
 # A history frame stays well under daphne's 1 MiB WebSocket frame: a page holds at most this many
@@ -278,9 +294,12 @@ class Prepared:
     created_thread: bool
     earlier_run: Run | None  # this client_id already ran: acknowledge it, run nothing
     spender: str = ""  # the visitor, for daily spend limits (workflows/limits.py)
+    participant: object = None  # who the visitor is (workflows/participants.py), or None
 
 
-def widget_message_prepare(*, workflow: Workflow, text: str, token: str | None, client: str, client_id: str | None = None) -> Prepared:
+def widget_message_prepare(
+    *, workflow: Workflow, text: str, token: str | None, client: str, client_id: str | None = None, identity: dict | None = None
+) -> Prepared:
     """Check a visitor's message and find (or create, with a fresh token) its thread.
 
     Two steps, so the caller can subscribe to the thread's events before its turn runs (in the
@@ -300,9 +319,10 @@ def widget_message_prepare(*, workflow: Workflow, text: str, token: str | None, 
     if len(text) > MAX_MESSAGE_CHARS:
         raise WidgetError("too_long", f"Messages are limited to {MAX_MESSAGE_CHARS} characters.", status=413)
     client_id = (client_id or "")[:64] or None
+    participant = widget_identity(workflow=workflow, frame=identity or {})
     thread = None
     if token:
-        thread = widget_thread(workflow=workflow, token=token)
+        thread = widget_thread(workflow=workflow, token=token, participant=participant)
         if thread is None:
             raise WidgetError("unknown_thread", "This conversation no longer exists; start a new one.", status=404)
         if client_id:
@@ -313,10 +333,11 @@ def widget_message_prepare(*, workflow: Workflow, text: str, token: str | None, 
     created = thread is None
     if created:
         thread = Thread.objects.create(
-            workflow=workflow, owner_id=workflow.owner_id, title=text[:80], widget_token=secrets.token_urlsafe(24)
+            workflow=workflow, owner_id=workflow.owner_id, title=text[:80], widget_token=secrets.token_urlsafe(24), participant=participant
         )
     return Prepared(
-        thread=thread, text=text, client_id=client_id, created_thread=created, earlier_run=None, spender=limits.spender_visitor(client)
+        thread=thread, text=text, client_id=client_id, created_thread=created, earlier_run=None, spender=limits.spender_visitor(client),
+        participant=participant,
     )
 
 
@@ -328,16 +349,16 @@ def widget_run_start(*, workflow: Workflow, prepared: Prepared) -> Run:
     with transaction.atomic():
         return runs.run_create(
             version=workflow.published_version, trigger="chat", input_text=prepared.text, thread=prepared.thread, payload=payload,
-            spender=prepared.spender,
+            spender=prepared.spender, participant=prepared.participant,
         )
 
 
 # --- the developers' streaming chat API (workflows/api/stream.py) -------------------------------
-def stream_thread(*, workflow: Workflow, thread: Thread | None, message: str) -> Thread:
+def stream_thread(*, workflow: Workflow, thread: Thread | None, message: str, participant=None) -> Thread:
     """The thread a streamed turn runs on: created first, so the stream can subscribe to it."""
     if thread is not None:
         return thread
-    return Thread.objects.create(workflow=workflow, owner_id=workflow.owner_id, title=message[:80])
+    return Thread.objects.create(workflow=workflow, owner_id=workflow.owner_id, title=message[:80], participant=participant)
 
 
 def stream_version(*, workflow: Workflow, version: str):

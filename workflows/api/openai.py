@@ -109,9 +109,11 @@ def chat_completions(request):
     run_fields = {"spender": spender, "trace_context": telemetry.incoming_traceparent(request.headers)}
     headers = {"X-Skein-Version": str(version.number)}
 
+    participant = openai_compat.participant_for(workflow=workflow, user=chat.user)
+    run_fields["participant"] = participant
     if chat.stream:
         with transaction.atomic():
-            thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input)
+            thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input, participant=participant)
             if created:
                 openai_compat.thread_seed(thread=thread, messages=chat.earlier)
         response = StreamingHttpResponse(
@@ -126,7 +128,7 @@ def chat_completions(request):
         return response
 
     with transaction.atomic():
-        thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input)
+        thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input, participant=participant)
         if created:
             openai_compat.thread_seed(thread=thread, messages=chat.earlier)
         run = runs.run_create(

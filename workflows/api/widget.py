@@ -17,7 +17,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import widget
+from workflows import participants, widget
 from workflows.lookups import workflow_or_404
 
 WIDGET_SCRIPT = settings.BASE_DIR / "frontend" / "widget" / "dist" / "skein-widget.js"
@@ -41,6 +41,9 @@ class WidgetSettingsOutput(serializers.Serializer):
     theme = ThemeSerializer()
     script_url = serializers.CharField()
     embed_snippet = serializers.CharField()
+    identity_secret = serializers.CharField(
+        help_text="sign a logged-in user's id with it on your server: data-participant-signature = hex HMAC-SHA256(id, secret)"
+    )
 
 
 class WidgetSettingsInput(serializers.Serializer):
@@ -57,6 +60,10 @@ class WidgetSettingsInput(serializers.Serializer):
             raise serializers.ValidationError(str(exc)) from None
 
 
+class WidgetRotateInput(serializers.Serializer):
+    rotate = serializers.ChoiceField(choices=["public_key", "identity_secret"], default="public_key")
+
+
 def settings_data(request, workflow) -> dict:
     script_url = request.build_absolute_uri("/widget.js")
     return WidgetSettingsOutput(
@@ -67,6 +74,7 @@ def settings_data(request, workflow) -> dict:
             "theme": workflow.widget_theme or {},
             "script_url": script_url,
             "embed_snippet": f'<script src="{script_url}" data-key="{workflow.public_key}" async></script>',
+            "identity_secret": participants.identity_secret(workflow=workflow),
         }
     ).data
 
@@ -88,9 +96,18 @@ class WidgetSettingsView(APIView):
         )
         return Response(settings_data(request, workflow))
 
-    @extend_schema(request=None, responses={201: WidgetSettingsOutput}, description="Rotate the public key.")
+    @extend_schema(
+        request=WidgetRotateInput, responses={201: WidgetSettingsOutput},
+        description="Rotate the public key, or (`{\"rotate\": \"identity_secret\"}`) the identity secret.",
+    )
     def post(self, request, pk: int):
-        workflow = widget.widget_key_rotate(workflow=workflow_or_404(request, pk))
+        workflow = workflow_or_404(request, pk)
+        data = WidgetRotateInput(data=request.data or {})
+        data.is_valid(raise_exception=True)
+        if data.validated_data["rotate"] == "identity_secret":
+            participants.identity_secret_rotate(workflow=workflow)
+        else:
+            workflow = widget.widget_key_rotate(workflow=workflow)
         return Response(settings_data(request, workflow), status=status.HTTP_201_CREATED)
 
 

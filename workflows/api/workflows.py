@@ -7,7 +7,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import runs, selectors, services, triggers
+from workflows import participants, runs, selectors, services, triggers
 from workflows.analysis import graph_issues
 from workflows.conversation_tests.api import publish
 from workflows.engine.registry import all_node_types
@@ -155,6 +155,10 @@ class PublishView(APIView):
 class ChatInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
     thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
+    participant = serializers.JSONField(
+        required=False, allow_null=True,
+        help_text="who is talking (at most 200 printable characters): memory keyed by participant follows them across threads",
+    )
 
 
 class ChatView(APIView):
@@ -168,7 +172,8 @@ class ChatView(APIView):
         thread = None
         if data.validated_data.get("thread"):
             thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
-        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
+        participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
+        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
         return Response(TurnResultSerializer(turn_wait(run=run)).data)
 
 
