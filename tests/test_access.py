@@ -352,9 +352,9 @@ async def widget_say(comm, text, thread=None):
 
 
 def test_a_widget_key_reaches_only_its_own_published_workflow(world, api, make_workflow, provider, fake_llm, client):
-    from workflows import widget
+    from workflows import ratelimits
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     other = publish(api, make_workflow, full_graph(provider.pk, model="other-model"), "alice's other bot")
     draft = make_workflow(full_graph(provider.pk), name="unpublished")
     draft_key = api.get(f"/api/workflows/{draft['id']}/widget/").json()["public_key"]

@@ -730,9 +730,9 @@ def test_nul_through_the_widget_is_refused_and_the_socket_lives(api, chatbot):
     from asgiref.sync import async_to_sync
 
     from tests.realtime_fixtures import communicator, is_type, receive_until
-    from workflows import widget
+    from workflows import ratelimits
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]
 
@@ -794,9 +794,9 @@ def test_behind_a_trusted_proxy_limits_count_each_client(django_user_model):
 
 
 def test_the_widget_has_a_budget_per_key(api, chatbot):
-    from workflows import widget
+    from workflows import ratelimits, widget
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
     workflow = chatbot["id"]
     from workflows.models import Workflow
@@ -811,7 +811,7 @@ def test_the_widget_has_a_budget_per_key(api, chatbot):
             except widget.WidgetError as refused:
                 outcomes.append(refused.code)
     assert outcomes.count("ok") < 12 and "rate_limited" in outcomes
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
 
 
 def test_api_tokens_are_rotated_on_logout_and_password_change(user):

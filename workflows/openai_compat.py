@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from memory import services as memory_services
 from memory.keys import thread_key
 
-from . import limits, participants, selectors, versions
+from . import limits, participants, selectors, threads, versions
 from .models import Thread, Workflow, WorkflowVersion
 
 THREAD_HEADER = "X-Skein-Thread"
@@ -196,17 +196,14 @@ def thread_for(*, workflow: Workflow, key: str | None, title: str, participant=N
     """The thread of ``key`` (created if new), or a new thread with a fresh key; (thread, created).
     A thread of another participant than ``user`` is refused."""
     if key is None:
-        thread = Thread.objects.create(
-            workflow=workflow, owner_id=workflow.owner_id, title=title[:80], external_id="thr_" + secrets.token_urlsafe(18),
-            participant=participant,
+        thread = threads.thread_create(
+            workflow=workflow, first_message=title, external_id="thr_" + secrets.token_urlsafe(18), participant=participant
         )
         return thread, True
     key = key.strip()
     if not key or len(key) > MAX_THREAD_KEY or not key.isprintable():
         raise OpenAIError(400, f"{THREAD_HEADER} must be 1 to {MAX_THREAD_KEY} printable characters", param=THREAD_HEADER)
-    thread, created = Thread.objects.get_or_create(
-        workflow=workflow, external_id=key, defaults={"owner_id": workflow.owner_id, "title": title[:80], "participant": participant}
-    )
+    thread, created = threads.thread_for_key(workflow=workflow, key=key, first_message=title, participant=participant)
     try:
         participants.thread_participant(thread=thread, participant=participant)
     except participants.ParticipantMismatch as exc:

@@ -9,7 +9,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from . import locks, mode
+from . import locks, mode, threads
 from .analysis import InvalidWorkflow, graph_issues, trigger_node
 from .models import Run, Thread, Workflow, WorkflowVersion
 from .participants import thread_participant
@@ -90,7 +90,7 @@ def chat_start(
         version = draft_for_run(workflow=workflow)
     with transaction.atomic():
         if thread is None:
-            thread = Thread.objects.create(workflow=workflow, owner=workflow.owner, title=message[:80], participant=participant)
+            thread = threads.thread_create(workflow=workflow, first_message=message, participant=participant)
         return run_create(version=version, trigger="chat", input_text=message, thread=thread, participant=participant)
 
 

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import beat, participants, runs, versions
+from . import beat, participants, runs, threads, versions
 from .analysis import version_analysis
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
@@ -296,9 +296,7 @@ def _payload_thread(workflow: Workflow, name) -> Thread | None:
         return None
     if not isinstance(name, (str, int)) or len(str(name)) > 200:
         raise WebhookRejected(400, "'thread' must be a string (or number) of at most 200 characters")
-    thread, _ = Thread.objects.get_or_create(
-        workflow=workflow, external_id=str(name), defaults={"owner": workflow.owner, "title": f"webhook: {name}"[:200]}
-    )
+    thread, _ = threads.thread_for_key(workflow=workflow, key=str(name), title=f"webhook: {name}"[:200])
     return thread
 
 

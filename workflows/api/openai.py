@@ -24,7 +24,7 @@ from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.authtoken.models import Token
 
-from workflows import events, openai_compat, runs, selectors, telemetry, versions, widget
+from workflows import analysis, events, openai_compat, runs, selectors, telemetry, versions
 from workflows.limits import spender_caller
 from workflows.models import Run
 from workflows.openai_compat import OpenAIError
@@ -152,7 +152,7 @@ def _sse(data) -> str:
 
 async def _chunks(*, version, thread, chat, payload, run_fields):
     """The turn's events as ``chat.completion.chunk`` SSE: the reply's tokens as they come."""
-    reply_nodes = widget.reply_nodes(version.graph)
+    reply_nodes = analysis.reply_nodes(version)
     outputs = sum(1 for n in version.graph.get("nodes", []) if isinstance(n, dict) and n.get("type") == "output")
     # Tokens go out live when one model writes the reply; otherwise the reply goes out whole.
     live = len(reply_nodes) == 1 and outputs == 1

@@ -7,7 +7,7 @@ threads, the memories kept under them and their facts; deleting one forgets them
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +17,7 @@ from memory import selectors as memory_selectors
 from memory.api import StrictTextField
 from memory.keys import participant_key
 from workflows import participants, selectors
+from workflows.lookups import found_or_404
 
 from .errors import Conflict
 from .fields import filtered_page
@@ -111,17 +112,11 @@ class FactsQuery(serializers.Serializer):
 
 
 def _participant(request, pk):
-    participant = selectors.participant_get(owner=request.user, participant_id=pk)
-    if participant is None:
-        raise NotFound("no such participant")
-    return participant
+    return found_or_404(selectors.participant_get(owner=request.user, participant_id=pk), "participant")
 
 
 def _fact(request, pk):
-    fact = memory_selectors.fact_get(owner=request.user, fact_id=pk)
-    if fact is None:
-        raise NotFound("no such fact")
-    return fact
+    return found_or_404(memory_selectors.fact_get(owner=request.user, fact_id=pk), "fact")
 
 
 def participant_detail(participant) -> dict:

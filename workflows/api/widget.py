@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from workflows import participants, widget
 from workflows.lookups import workflow_or_404
+from workflows.origins import origin_allowed, origin_normalize
 
 WIDGET_SCRIPT = settings.BASE_DIR / "frontend" / "widget" / "dist" / "skein-widget.js"
 
@@ -55,7 +56,7 @@ class WidgetSettingsInput(serializers.Serializer):
 
     def validate_allowed_origins(self, value):
         try:
-            return [widget.origin_normalize(origin) for origin in value]
+            return [origin_normalize(origin) for origin in value]
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
@@ -136,7 +137,7 @@ class WidgetPublicConfigView(APIView):
         workflow = widget.workflow_by_key(public_key=public_key)
         if workflow is None:
             body, code = {"code": "unknown_key", "detail": "This chat widget does not exist (check data-key)."}, 404
-        elif not widget.origin_allowed(workflow=workflow, origin=request.headers.get("Origin")):
+        elif not origin_allowed(workflow=workflow, origin=request.headers.get("Origin")):
             body, code = {"code": "origin_not_allowed", "detail": "This site is not allowed to use this chat widget."}, 403
         elif workflow.published_version_id is None:
             body, code = {"code": "not_published", "detail": "This chatbot is not published yet."}, 409

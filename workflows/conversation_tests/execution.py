@@ -20,9 +20,9 @@ from django.db import OperationalError, connections, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from workflows import events, locks, runs, turns
+from workflows import events, locks, runs, threads, turns
 from workflows.analysis import version_analysis
-from workflows.models import Run, Thread
+from workflows.models import Run
 
 from . import selectors, tasks
 from .checks import ERROR, FAILED, PASSED, TurnOutcome, Verdict, evaluate, result_entry, shown, target_issues
@@ -167,7 +167,7 @@ def _execute(result: TestResult) -> None:
         return
     # A fresh thread for every attempt: thread-keyed memory starts empty and seeds apply.
     with transaction.atomic():
-        thread = Thread.objects.create(workflow=workflow, owner_id=workflow.owner_id, title=f"Test: {result.name}"[:200])
+        thread = threads.thread_create(workflow=workflow, title=f"Test: {result.name}"[:200])
         result.thread = thread
         result.attempts += 1
         result.status = TestResult.Status.RUNNING
