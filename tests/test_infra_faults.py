@@ -87,8 +87,19 @@ class RedisServer:
         return self.processes[-1]
 
     def start(self) -> None:
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--dir", str(self.directory)]
+        args = [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.directory),
+        ]
         self.processes.append(Process(f"redis-{len(self.processes) + 1}", args, dict(os.environ), self.directory))
         wait_for(lambda: self.ping() or not self.process.alive(), timeout=30, what="redis-server to start", diagnostics=self.process.output)
         assert self.process.alive(), self.process.output()
@@ -287,11 +298,19 @@ def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_red
             private_redis.kill()
             gate.release("a-")  # these turns end while Redis is gone
             waiting["c-during"] = site.send("c-during")  # and a message arrives meanwhile
-            wait_for(lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()), timeout=60,
-                     what="the turns that end during the outage", diagnostics=diagnostics)
+            wait_for(
+                lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()),
+                timeout=60,
+                what="the turns that end during the outage",
+                diagnostics=diagnostics,
+            )
             wait_for(lambda: runs_of(workflow.pk, "c-during"), timeout=60, what="the message sent during the outage")
-            wait_for(lambda: "Connection to broker lost" in whole_log(stack["worker"]), timeout=30, what="the worker to notice",
-                     diagnostics=diagnostics)
+            wait_for(
+                lambda: "Connection to broker lost" in whole_log(stack["worker"]),
+                timeout=30,
+                what="the worker to notice",
+                diagnostics=diagnostics,
+            )
             private_redis.start()  # the same port, empty
             gate.release("b-")
 
@@ -376,8 +395,13 @@ def test_database_connections_dropped_mid_turn(require_postgres, require_redis, 
             assert terminate_other_backends() >= 4
             gate.release()
 
-            wait_for(lambda: not unfinished(workflow.pk), timeout=60, interval=0.5,
-                     what=f"every run to end: {unfinished(workflow.pk)}", diagnostics=diagnostics)
+            wait_for(
+                lambda: not unfinished(workflow.pk),
+                timeout=60,
+                interval=0.5,
+                what=f"every run to end: {unfinished(workflow.pk)}",
+                diagnostics=diagnostics,
+            )
             runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
             assert set(runs) == {"first one", "held-t1-queued"} | in_flight
             assert all(run.status == Run.Status.SUCCEEDED for run in runs.values()), {r.input: r.error for r in runs.values()}

@@ -33,6 +33,7 @@ CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_NOT_PUBLISHED = 4409
 
+
 def _header(scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key == name:

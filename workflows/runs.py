@@ -23,8 +23,16 @@ class NoTrigger(Exception):
 
 
 def run_create(
-    *, version: WorkflowVersion, trigger: str, input_text: str, payload: dict | None = None, thread: Thread | None = None,
-    trigger_node: str | None = None, idempotency_key: str | None = None, spender: str = "", trace_context: str = "",
+    *,
+    version: WorkflowVersion,
+    trigger: str,
+    input_text: str,
+    payload: dict | None = None,
+    thread: Thread | None = None,
+    trigger_node: str | None = None,
+    idempotency_key: str | None = None,
+    spender: str = "",
+    trace_context: str = "",
     participant=None,
 ) -> Run:
     """Create a run and enqueue its turn once the transaction commits. ``participant`` (a
@@ -82,9 +90,7 @@ def manual_start(*, workflow: Workflow, message: str) -> Run:
     return run_create(version=draft_for_run(workflow=workflow), trigger="manual", input_text=message)
 
 
-def chat_start(
-    *, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None, participant=None
-) -> Run:
+def chat_start(*, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None, participant=None) -> Run:
     """A participant's chat message: runs ``version`` (default: the draft) on the thread."""
     if version is None:
         version = draft_for_run(workflow=workflow)

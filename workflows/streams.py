@@ -82,6 +82,10 @@ def stream_run_start(*, version, thread: Thread, message: str, stream_id: str, p
     ``run_fields`` go to ``runs.run_create`` (``spender``, ``trace_context``, ``participant``)."""
     with transaction.atomic():
         return runs.run_create(
-            version=version, trigger="chat", input_text=message, thread=thread,
-            payload={"source": "api", **(payload or {}), "stream": stream_id}, **run_fields,
+            version=version,
+            trigger="chat",
+            input_text=message,
+            thread=thread,
+            payload={"source": "api", **(payload or {}), "stream": stream_id},
+            **run_fields,
         )

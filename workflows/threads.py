@@ -19,26 +19,36 @@ TITLE_CHARS = 80  # a thread's title is its first message, cut here
 
 
 def thread_create(
-    *, workflow, first_message: str = "", title: str | None = None, participant=None, widget_token: str | None = None,
+    *,
+    workflow,
+    first_message: str = "",
+    title: str | None = None,
+    participant=None,
+    widget_token: str | None = None,
     external_id: str | None = None,
 ) -> Thread:
     """A new thread of ``workflow``, owned by its owner, titled ``title`` or its first message (cut
     at ``TITLE_CHARS``); a widget visitor's has its ``widget_token``, a caller's its ``external_id``."""
     return Thread.objects.create(
-        workflow=workflow, owner_id=workflow.owner_id, title=first_message[:TITLE_CHARS] if title is None else title,
-        participant=participant, widget_token=widget_token, external_id=external_id,
+        workflow=workflow,
+        owner_id=workflow.owner_id,
+        title=first_message[:TITLE_CHARS] if title is None else title,
+        participant=participant,
+        widget_token=widget_token,
+        external_id=external_id,
     )
 
 
-def thread_for_key(
-    *, workflow, key: str, first_message: str = "", title: str | None = None, participant=None
-) -> tuple[Thread, bool]:
+def thread_for_key(*, workflow, key: str, first_message: str = "", title: str | None = None, participant=None) -> tuple[Thread, bool]:
     """The thread a caller names by its own ``key`` (a webhook's ``thread``, ``X-Skein-Thread``),
     created with it if new (titled as ``thread_create`` titles); (thread, created)."""
     return Thread.objects.get_or_create(
-        workflow=workflow, external_id=key,
+        workflow=workflow,
+        external_id=key,
         defaults={
-            "owner_id": workflow.owner_id, "title": first_message[:TITLE_CHARS] if title is None else title, "participant": participant,
+            "owner_id": workflow.owner_id,
+            "title": first_message[:TITLE_CHARS] if title is None else title,
+            "participant": participant,
         },
     )
 

@@ -80,7 +80,11 @@ def _schedule_upsert(workflow: Workflow, node_id: str, params) -> None:
     else:
         minute, hour, day_of_month, month, day_of_week = params.cron.split()
         crontab, _ = CrontabSchedule.objects.get_or_create(
-            minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week,
+            minute=minute,
+            hour=hour,
+            day_of_month=day_of_month,
+            month_of_year=month,
+            day_of_week=day_of_week,
             timezone=zoneinfo.ZoneInfo(params.timezone),
         )
         fields.update(crontab=crontab, interval=None)
@@ -236,8 +240,15 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
             thread = _payload_thread(workflow, payload.get("thread"))
             try:
                 run = runs.run_create(
-                    version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
-                    thread=thread, idempotency_key=key, trace_context=call.traceparent, participant=participant,
+                    version=version,
+                    trigger="webhook",
+                    trigger_node=webhook.node,
+                    input_text=message,
+                    payload=payload,
+                    thread=thread,
+                    idempotency_key=key,
+                    trace_context=call.traceparent,
+                    participant=participant,
                 )
             except participants.ParticipantInvalid as exc:
                 raise WebhookRejected(409 if isinstance(exc, participants.ParticipantMismatch) else 400, exc.message) from None
@@ -313,12 +324,8 @@ def schedule_fire(*, workflow_id: int, node: str) -> Run | None:
     with transaction.atomic():
         # Lock the workflow row so two ticks cannot both see "nothing running".
         Workflow.objects.select_for_update().filter(pk=workflow_id).first()
-        busy = Run.objects.filter(
-            workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
-        ).exists()
+        busy = Run.objects.filter(workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists()
         if busy:
             logger.info("schedule %s/%s: previous run still going, tick skipped", workflow_id, node)
             return None
-        return runs.run_create(
-            version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input
-        )
+        return runs.run_create(version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input)

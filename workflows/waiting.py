@@ -146,6 +146,7 @@ _local_signals = _LocalSignals()
 
 def wait_for_run(run_id: int, timeout: float) -> bool:
     """True once the run ended (signalled, or seen in the database); False after ``timeout``."""
+
     def is_done() -> bool:
         done = Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
         # Hand the database connection back while we wait: a hundred waiting requests must not hold

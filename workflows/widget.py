@@ -106,7 +106,10 @@ def widget_history(*, thread: Thread, after: int = 0) -> dict:
         messages.append(item)
         size += item_size
     pending = (
-        Run.objects.filter(thread=thread, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).order_by("id").values_list("id", flat=True).last()
+        Run.objects.filter(thread=thread, status__in=[Run.Status.QUEUED, Run.Status.RUNNING])
+        .order_by("id")
+        .values_list("id", flat=True)
+        .last()
     )
     return {"thread": thread.widget_token, "messages": messages, "pending": pending, "more": more}
 
@@ -202,7 +205,12 @@ def widget_message_prepare(
             workflow=workflow, first_message=text, widget_token=secrets.token_urlsafe(24), participant=participant
         )
     return Prepared(
-        thread=thread, text=text, client_id=client_id, created_thread=created, earlier_run=None, spender=limits.spender_visitor(client),
+        thread=thread,
+        text=text,
+        client_id=client_id,
+        created_thread=created,
+        earlier_run=None,
+        spender=limits.spender_visitor(client),
         participant=participant,
     )
 
@@ -214,8 +222,11 @@ def widget_run_start(*, workflow: Workflow, prepared: Prepared) -> Run:
     payload = {"source": "widget", **({"client_id": prepared.client_id} if prepared.client_id else {})}
     with transaction.atomic():
         return runs.run_create(
-            version=workflow.published_version, trigger="chat", input_text=prepared.text, thread=prepared.thread, payload=payload,
-            spender=prepared.spender, participant=prepared.participant,
+            version=workflow.published_version,
+            trigger="chat",
+            input_text=prepared.text,
+            thread=prepared.thread,
+            payload=payload,
+            spender=prepared.spender,
+            participant=prepared.participant,
         )
-
-

@@ -62,10 +62,16 @@ def openai_view(view):
         except tuple(UNAVAILABLE) as exc:
             service = next(name for kind, name in UNAVAILABLE.items() if isinstance(exc, kind))
             logger.warning("%s is unavailable: %s: %s", service, type(exc).__name__, exc)
-            return _response(OpenAIError(
-                503, f"{service} is unavailable right now; try again in a moment", type="server_error", code="unavailable",
-                retry=True, headers={"Retry-After": "5"},
-            ))
+            return _response(
+                OpenAIError(
+                    503,
+                    f"{service} is unavailable right now; try again in a moment",
+                    type="server_error",
+                    code="unavailable",
+                    retry=True,
+                    headers={"Retry-After": "5"},
+                )
+            )
         except Exception:
             logger.exception("/v1 request failed")
             return _response(OpenAIError(500, "internal error", type="server_error", code="internal_error"))
@@ -131,9 +137,7 @@ def chat_completions(request):
         thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input, participant=participant)
         if created:
             openai_compat.thread_seed(thread=thread, messages=chat.earlier)
-        run = runs.run_create(
-            version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields
-        )
+        run = runs.run_create(version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields)
     run = turn_wait(run=run)
     headers |= {openai_compat.THREAD_HEADER: thread.external_id, "X-Skein-Run": str(run.pk)}
     if run.status != Run.Status.SUCCEEDED:
@@ -176,7 +180,7 @@ async def _chunks(*, version, thread, chat, payload, run_fields):
             elif kind == events.RUN_FINISHED:
                 reply, sent = data.get("reply") or "", "".join(streamed)
                 if reply != sent and reply.startswith(sent):
-                    yield chunk({"content": reply[len(sent):]})
+                    yield chunk({"content": reply[len(sent) :]})
                 yield chunk({}, "stop")
                 if chat.include_usage:
                     run = await database_sync_to_async(Run.objects.get)(pk=run_id)

@@ -49,7 +49,9 @@ class WidgetSettingsOutput(serializers.Serializer):
 
 class WidgetSettingsInput(serializers.Serializer):
     allowed_origins = serializers.ListField(
-        child=serializers.CharField(max_length=300), required=False, max_length=100,
+        child=serializers.CharField(max_length=300),
+        required=False,
+        max_length=100,
         help_text="scheme://host[:port] each; https://*.example.com allows its subdomains; [] allows any site",
     )
     theme = ThemeSerializer(required=False)
@@ -98,8 +100,9 @@ class WidgetSettingsView(APIView):
         return Response(settings_data(request, workflow))
 
     @extend_schema(
-        request=WidgetRotateInput, responses={201: WidgetSettingsOutput},
-        description="Rotate the public key, or (`{\"rotate\": \"identity_secret\"}`) the identity secret.",
+        request=WidgetRotateInput,
+        responses={201: WidgetSettingsOutput},
+        description='Rotate the public key, or (`{"rotate": "identity_secret"}`) the identity secret.',
     )
     def post(self, request, pk: int):
         workflow = workflow_or_404(request, pk)

@@ -34,7 +34,9 @@ class WorkflowOutput(WorkflowListItem):
     """A workflow as the editor opens it (``workflow_detail``): the draft with its problems."""
 
     errors = IssueSerializer(many=True)
-    unpublished_changes = serializers.BooleanField(help_text="the draft differs from the published version (which webhooks, schedules and the widget run)")
+    unpublished_changes = serializers.BooleanField(
+        help_text="the draft differs from the published version (which webhooks, schedules and the widget run)"
+    )
     triggers = serializers.ListField(child=serializers.DictField())
 
 
@@ -84,7 +86,9 @@ class NodeTypeOutput(serializers.Serializer):
     outputs = serializers.ListField(child=serializers.DictField())
     dynamic_outputs = serializers.CharField(allow_null=True)
     is_trigger = serializers.BooleanField()
-    summary = serializers.ListField(child=serializers.CharField(), help_text='what the editor shows under the title: parts like "{model}" naming a param')
+    summary = serializers.ListField(
+        child=serializers.CharField(), help_text='what the editor shows under the title: parts like "{model}" naming a param'
+    )
     params_schema = serializers.DictField()
 
 
@@ -105,7 +109,9 @@ class WorkflowListView(APIView):
     @extend_schema(responses={200: WorkflowListItem(many=True)})
     def get(self, request):
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self)
+        page = paginator.paginate_queryset(
+            selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self
+        )
         return paginator.get_paginated_response(WorkflowListItem(page, many=True).data)
 
     @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})
@@ -156,7 +162,8 @@ class ChatInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
     thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
     participant = serializers.JSONField(
-        required=False, allow_null=True,
+        required=False,
+        allow_null=True,
         help_text="who is talking (at most 200 printable characters): memory keyed by participant follows them across threads",
     )
 

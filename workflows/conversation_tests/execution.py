@@ -206,15 +206,26 @@ def _turn(result, version, trigger, thread, turn, conversation, targets, owner_i
     message = turn["message"]
     with transaction.atomic():
         run = runs.run_create(
-            version=version, trigger=trigger, input_text=message, thread=thread, payload={"message": message} if trigger == "webhook" else {}
+            version=version,
+            trigger=trigger,
+            input_text=message,
+            thread=thread,
+            payload={"message": message} if trigger == "webhook" else {},
         )
     # Take the turn here rather than wait for a worker to (it holds the thread's turn lock, so a
     # worker that gets the enqueued task first runs it instead, and this waits for it).
     turns.turn_process(run_id=run.pk)
     run = _run_wait(run)
     entry = {
-        "message": message, "reply": run.output, "run": run.pk, "status": ERROR, "error": "",
-        "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "cost": run.cost, "checks": [],
+        "message": message,
+        "reply": run.output,
+        "run": run.pk,
+        "status": ERROR,
+        "error": "",
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "cost": run.cost,
+        "checks": [],
     }
     if turn.get("reference"):
         entry["reference"] = turn["reference"]

@@ -55,9 +55,7 @@ class LLMNode(NodeType):
     summary = ("{model}",)
 
     class Params(ModelParams):
-        system_prompt: str = Field(
-            "You are a helpful assistant.", max_length=100000, json_schema_extra={"format": "prompt"}
-        )
+        system_prompt: str = Field("You are a helpful assistant.", max_length=100000, json_schema_extra={"format": "prompt"})
         max_tokens: int | None = Field(None, ge=1, le=1_000_000)
 
     def model_ref_of(self, params):

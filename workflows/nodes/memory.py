@@ -134,12 +134,8 @@ class WindowMemory(MemoryNode):
     description = "Sends the newest messages: the last K, or as many as fit a token limit."
 
     class Params(MemoryParams):
-        max_messages: int | None = Field(
-            None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)"
-        )
-        max_tokens: int | None = Field(
-            None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens"
-        )
+        max_messages: int | None = Field(None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)")
+        max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens")
 
     def strategy(self, params, attached):
         # A limit that is not set does not apply; both set, both hold.
@@ -200,7 +196,10 @@ class FactsMemory(NodeType):
             "from_parent", description="Extract facts with the consuming node's model, or the model on the llm port"
         )
         extract_prompt: str = Field(
-            fact_rules.DEFAULT_EXTRACT_PROMPT, min_length=1, max_length=20000, json_schema_extra={"format": "prompt"},
+            fact_rules.DEFAULT_EXTRACT_PROMPT,
+            min_length=1,
+            max_length=20000,
+            json_schema_extra={"format": "prompt"},
             description="What to extract after each turn",
         )
         max_facts: int = Field(50, ge=1, le=fact_rules.MAX_FACTS, description="Keep at most this many current facts")
@@ -227,6 +226,10 @@ class FactsMemory(NodeType):
         issues = consumer_issues(node_id, view) + external_model_issues(node_id, params, view)
         if params.llm_source == "from_parent" and not view.outgoing.get("memory"):
             issues.append(
-                issue(node_id, "llm_source", "no model to extract facts with: attach this memory to an llm node, or attach an llm.model and use external")
+                issue(
+                    node_id,
+                    "llm_source",
+                    "no model to extract facts with: attach this memory to an llm node, or attach an llm.model and use external",
+                )
             )
         return issues

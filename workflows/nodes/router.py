@@ -110,9 +110,7 @@ def choose_route(answer: str, names: list[str], default: str) -> str:
 
 class StaticRoute(Params):
     name: str = Field(..., pattern=ROUTE_NAME)
-    match: str = Field(
-        "", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches"
-    )
+    match: str = Field("", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches")
 
     @field_validator("match")
     @classmethod
@@ -128,9 +126,7 @@ class StaticRouter(RouterNode):
     description = "Routes by keyword, /regex/ or payload.field=value, with no model call."
 
     class Params(Params):
-        routes: list[StaticRoute] = Field(
-            default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50
-        )
+        routes: list[StaticRoute] = Field(default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50)
         default_route: str = "default"
 
         @model_validator(mode="after")
