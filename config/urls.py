@@ -9,7 +9,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from workflows.api.widget import widget_script
 from workflows.metrics import metrics_view
 
-
 EDITOR_PATH = re.compile(r"^/workflows/(\d+)/?$")
 
 

@@ -8,7 +8,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors as workflow_selectors
+from workflows.lookups import thread_or_404
 
 from . import selectors, services, views
 from .keys import thread_key
@@ -59,7 +59,9 @@ class ExportedMessage(MessageIO):
 class ExportedSummary(serializers.Serializer):
     node = serializers.CharField(max_length=100, help_text="the summarizing memory node")
     text = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
-    through_seq = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text="seq of the last exported message it covers (0: none)")
+    through_seq = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, help_text="seq of the last exported message it covers (0: none)"
+    )
 
 
 class ExportedHistory(serializers.Serializer):
@@ -81,19 +83,12 @@ class MemoryExport(serializers.Serializer):
     histories = ExportedHistory(many=True, max_length=1000)
 
 
-def _thread(request, pk):
-    thread = workflow_selectors.thread_get(owner=request.user, thread_id=pk)
-    if thread is None:
-        raise NotFound("no such thread")
-    return thread
-
-
 class ThreadMemoryView(APIView):
     """Each memory of the thread, as its model would see it next."""
 
     @extend_schema(responses={200: MemoryOutput(many=True)})
     def get(self, request, pk: int):
-        thread = _thread(request, pk)
+        thread = thread_or_404(request, pk)
         return Response(MemoryOutput([views.memory_view(thread, m) for m in views.thread_memories(thread)], many=True).data)
 
 
@@ -102,7 +97,7 @@ class ThreadMemoryDetailView(APIView):
     edit its summary, clear."""
 
     def _memory(self, request, pk, name):
-        thread = _thread(request, pk)
+        thread = thread_or_404(request, pk)
         memory = views.find_memory(thread, name)
         if memory is None:
             raise NotFound(f"this thread's workflow has no thread-keyed memory '{name}'")
@@ -152,7 +147,7 @@ class ThreadMemoryExportView(APIView):
 
     @extend_schema(responses={200: MemoryExport})
     def get(self, request, pk: int):
-        thread = _thread(request, pk)
+        thread = thread_or_404(request, pk)
         exported = []
         for history in selectors.thread_histories(workflow_id=thread.workflow_id, thread_id=thread.pk):
             messages = [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in selectors.history_all(history=history)]
@@ -171,7 +166,7 @@ class ThreadMemoryImportView(APIView):
 
     @extend_schema(request=MemoryExport, responses={200: MemoryOutput(many=True)})
     def post(self, request, pk: int):
-        thread = _thread(request, pk)
+        thread = thread_or_404(request, pk)
         data = MemoryExport(data=request.data)
         data.is_valid(raise_exception=True)
         summarizers = {
@@ -185,7 +180,11 @@ class ThreadMemoryImportView(APIView):
             for summary in item["summaries"]:
                 if (summary["node"], item["history"], name) not in summarizers:
                     raise ValidationError(
-                        {"histories": {index: f"summary of '{summary['node']}': this workflow has no summarizing memory of that name on this history"}}
+                        {
+                            "histories": {
+                                index: f"summary of '{summary['node']}': this workflow has no summarizing memory of that name on this history"
+                            }
+                        }
                     )
             items.append((item, name))
         try:

@@ -35,8 +35,14 @@ def _supersede_and_add(*, current: Fact | None, **fields) -> Fact:
 
 
 def facts_apply(
-    *, workflow_id: int, key: str, participant_id: int | None, found: list[rules.Extracted], max_facts: int,
-    source_message: str, run_id: int | None,
+    *,
+    workflow_id: int,
+    key: str,
+    participant_id: int | None,
+    found: list[rules.Extracted],
+    max_facts: int,
+    source_message: str,
+    run_id: int | None,
 ) -> tuple[int, int, int]:
     """Store what an extraction found: new facts (while fewer than ``max_facts`` are current) and
     changed values (superseding the old). Returns (added, updated, left out for ``max_facts``)."""
@@ -54,8 +60,15 @@ def facts_apply(
                 continue
             try:
                 fact = _supersede_and_add(
-                    current=existing, workflow_id=workflow_id, key=key, participant_id=participant_id, name=item.name,
-                    value=storable(item.value), source=Fact.Source.EXTRACTED, source_message=source_message, run_id=run_id,
+                    current=existing,
+                    workflow_id=workflow_id,
+                    key=key,
+                    participant_id=participant_id,
+                    name=item.name,
+                    value=storable(item.value),
+                    source=Fact.Source.EXTRACTED,
+                    source_message=source_message,
+                    run_id=run_id,
                 )
             except IntegrityError:  # another turn stored this key at the same moment: theirs stands
                 continue
@@ -82,7 +95,12 @@ def fact_add(*, workflow_id: int, key: str, participant_id: int | None, name: st
         if existing is None and len(current) >= rules.MAX_FACTS:
             raise FactInputError(f"at most {rules.MAX_FACTS} current facts per participant and workflow")
         return _supersede_and_add(
-            current=existing, workflow_id=workflow_id, key=key, participant_id=participant_id, name=name, value=storable(value),
+            current=existing,
+            workflow_id=workflow_id,
+            key=key,
+            participant_id=participant_id,
+            name=name,
+            value=storable(value),
             source=Fact.Source.OWNER,
         )
 

@@ -111,9 +111,7 @@ class MemoryRuntime:
         services.token_counts_store(rows=plan.counted)
         if plan.to_summarize:
             plan = self._summarize(binding, history, plan, tokenizer)
-        return MemoryContext(
-            messages=strategies.context_messages(spec.seeds, plan.summary, plan.kept), summary=plan.summary or None
-        )
+        return MemoryContext(messages=strategies.context_messages(spec.seeds, plan.summary, plan.kept), summary=plan.summary or None)
 
     def record_exchange(self, binding: MemoryBinding, user_text: str, model_text: str) -> None:
         spec: MemorySpec = binding.spec
@@ -157,9 +155,7 @@ class MemoryRuntime:
             # The participant's own global history (their conversation across threads): kept once
             # a participant-keyed memory of the global history read it (then on every turn).
             ident = (GLOBAL, "", participant_key(self.participant_id))
-            history = self._histories.get(ident) or selectors.history_find(
-                workflow_id=self.workflow_id, kind=GLOBAL, name="", key=ident[2]
-            )
+            history = self._histories.get(ident) or selectors.history_find(workflow_id=self.workflow_id, kind=GLOBAL, name="", key=ident[2])
             if history is not None:
                 self._histories[ident] = history
                 services.history_append(history=history, messages=turn, run_id=self.run_id, tokenizers=self._tokenizers(ident))
@@ -182,8 +178,13 @@ class MemoryRuntime:
         request = fact_rules.extraction_request(prompt=strategy.prompt, facts=known, user_text=user_text, reply=model_text)
         participant_id = self.participant_id if key.startswith("participant:") else None
         record = {
-            "workflow_id": self.workflow_id, "key": key, "participant_id": participant_id, "memory_node": spec.node,
-            "run_id": self.run_id, "model": model.model if model else "", "messages": request,
+            "workflow_id": self.workflow_id,
+            "key": key,
+            "participant_id": participant_id,
+            "memory_node": spec.node,
+            "run_id": self.run_id,
+            "model": model.model if model else "",
+            "messages": request,
         }
         timeout = float(settings.SKEIN_SUMMARY_TIMEOUT_S)
         started = time.monotonic()
@@ -198,21 +199,35 @@ class MemoryRuntime:
                 raise SummaryTimeout(f"the fact extraction did not answer within {timeout:g}s") from None
             found = fact_rules.parse_answer(result.text)
             added, updated, dropped = facts_services.facts_apply(
-                workflow_id=self.workflow_id, key=key, participant_id=participant_id, found=found, max_facts=strategy.max_facts,
-                source_message=user_text, run_id=self.run_id,
+                workflow_id=self.workflow_id,
+                key=key,
+                participant_id=participant_id,
+                found=found,
+                max_facts=strategy.max_facts,
+                source_message=user_text,
+                run_id=self.run_id,
             )
         except Exception as exc:
             message = f"fact extraction failed ({exc}); the facts stay as they were"
             logger.warning("run %s, memory %s: %s", self.run_id, spec.node, message)
             facts_services.extraction_record(
-                status="failed", error=str(exc)[:2000], duration_ms=int((time.monotonic() - started) * 1000),
-                reply=(result.text if result else "")[:20000], **record,
+                status="failed",
+                error=str(exc)[:2000],
+                duration_ms=int((time.monotonic() - started) * 1000),
+                reply=(result.text if result else "")[:20000],
+                **record,
             )
             self._warn(spec.node, message)
             return
         facts_services.extraction_record(
-            status="ok", added=added, updated=updated, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-            duration_ms=int((time.monotonic() - started) * 1000), reply=result.text[:20000], **record,
+            status="ok",
+            added=added,
+            updated=updated,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            reply=result.text[:20000],
+            **record,
         )
         if dropped:
             self._warn(spec.node, f"{dropped} new fact(s) left out: this memory keeps at most {strategy.max_facts} facts")
@@ -245,8 +260,9 @@ class MemoryRuntime:
                 raise RuntimeError("no summarizer model is attached")
             call = self._bind_model(spec.node, model, stream=False)
             result = summarize(lambda messages, deadline: call(messages, deadline=deadline), request, timeout=timeout)
-            text = summary_from_reply(previous_summary=plan.summary, reply=result.text, messages=plan.to_summarize,
-                                      prompt=strategy.prompt, request=request)
+            text = summary_from_reply(
+                previous_summary=plan.summary, reply=result.text, messages=plan.to_summarize, prompt=strategy.prompt, request=request
+            )
             if not text:
                 raise RuntimeError("the summarizer answered with an empty summary")
         except Exception as exc:
@@ -259,11 +275,18 @@ class MemoryRuntime:
 
         duration_ms = int((time.monotonic() - started) * 1000)
         services.summary_save(
-            history=history, memory_node=spec.node, text=text, previous_through=plan.summary_through, through_seq=last,
+            history=history,
+            memory_node=spec.node,
+            text=text,
+            previous_through=plan.summary_through,
+            through_seq=last,
             tokenizer=tokenizer,
         )
         services.summarization_record(
-            status="ok", prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, duration_ms=duration_ms,
+            status="ok",
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            duration_ms=duration_ms,
             **record,
         )
         self._notify(

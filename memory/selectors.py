@@ -100,7 +100,9 @@ def history_summaries(*, history: History) -> list[Summary]:
 
 def facts_current(*, workflow_id: int, key: str) -> list[dict]:
     """The facts a model is sent: current ones, oldest first (``{name, value}`` each)."""
-    return list(Fact.objects.filter(workflow_id=workflow_id, key=key, superseded__isnull=True).order_by("created", "id").values("name", "value"))
+    return list(
+        Fact.objects.filter(workflow_id=workflow_id, key=key, superseded__isnull=True).order_by("created", "id").values("name", "value")
+    )
 
 
 def participant_histories(*, participant_id: int) -> list[History]:
@@ -108,7 +110,9 @@ def participant_histories(*, participant_id: int) -> list[History]:
     participant belongs to one owner)."""
     from .keys import participant_key
 
-    return list(History.objects.filter(key=participant_key(participant_id)).select_related("workflow").order_by("workflow_id", "kind", "name"))
+    return list(
+        History.objects.filter(key=participant_key(participant_id)).select_related("workflow").order_by("workflow_id", "kind", "name")
+    )
 
 
 def participant_facts(*, participant_id: int, workflow_id: int | None = None, current_only: bool = False):

@@ -137,7 +137,11 @@ def history_import(*, history: History, messages: list[dict], summaries: list[di
             Summary.objects.update_or_create(
                 history=history,
                 memory_node=summary["node"],
-                defaults={"text": storable(summary["text"]), "covers_through": through, "token_count": default_tokenizer().count_text(summary["text"])},
+                defaults={
+                    "text": storable(summary["text"]),
+                    "covers_through": through,
+                    "token_count": default_tokenizer().count_text(summary["text"]),
+                },
             )
 
 

@@ -27,7 +27,9 @@ def test_a_turn_sends_exactly_system_and_input_and_returns_the_reply(chatbot, ch
     run = api.get(f"/api/runs/{turn['run']}/").json()
     assert run["status"] == "succeeded" and run["trigger"] == "chat" and run["output"] == "Hello, human."
     assert [(s["node"], s["type"], s["status"]) for s in run["steps"]] == [
-        ("chat", "trigger.chat", "succeeded"), ("agent", "llm", "succeeded"), ("out", "output", "succeeded"),
+        ("chat", "trigger.chat", "succeeded"),
+        ("agent", "llm", "succeeded"),
+        ("out", "output", "succeeded"),
     ]
     assert all(isinstance(s["duration_ms"], int) for s in run["steps"])
     agent = run["steps"][1]
@@ -39,7 +41,8 @@ def test_without_memory_no_history_is_sent(chatbot, chat, fake_llm):
     first = chat(chatbot["id"], "one")
     chat(chatbot["id"], "two", thread=first["thread"])
     assert fake_llm.requests[-1].messages == [
-        {"role": "system", "content": "You are a test bot."}, {"role": "user", "content": "two"},
+        {"role": "system", "content": "You are a test bot."},
+        {"role": "user", "content": "two"},
     ]
 
 
@@ -56,15 +59,25 @@ def test_router_runs_only_the_chosen_branch(api, make_workflow, provider, chat, 
     graph = {
         "nodes": [
             node("chat", "trigger.chat"),
-            node("router", "router.llm", model="router-model", provider=provider.pk,
-                 routes=[{"name": "billing", "description": "invoices, payments"}, {"name": "general", "description": "anything else"}],
-                 default_route="general"),
+            node(
+                "router",
+                "router.llm",
+                model="router-model",
+                provider=provider.pk,
+                routes=[{"name": "billing", "description": "invoices, payments"}, {"name": "general", "description": "anything else"}],
+                default_route="general",
+            ),
             node("billing", "llm", model="billing-model", provider=provider.pk, system_prompt="billing"),
             node("general", "llm", model="general-model", provider=provider.pk, system_prompt="general"),
             node("out", "output"),
         ],
-        "edges": [edge("chat", "router"), edge("router", "billing", "billing"), edge("router", "general", "general"),
-                  edge("billing", "out"), edge("general", "out")],
+        "edges": [
+            edge("chat", "router"),
+            edge("router", "billing", "billing"),
+            edge("router", "general", "general"),
+            edge("billing", "out"),
+            edge("general", "out"),
+        ],
     }
     workflow = make_workflow(graph)
     assert workflow["errors"] == []
@@ -145,24 +158,35 @@ def test_a_hanging_model_times_out(chatbot, chat, fake_llm):
 def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
     """A worker died mid-turn: the run is RUNNING with a partial step and the user message written.
     Delivering the task again finishes it exactly once; delivering it a third time does nothing."""
-    from workflows import services
+    from workflows import turns
 
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])
     version = Run.objects.get(pk=turn["run"]).version
-    run = Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat",
-                             input="second", status=Run.Status.RUNNING, attempts=1)
+    run = Run.objects.create(
+        workflow_id=chatbot["id"],
+        version=version,
+        thread=thread,
+        trigger="chat",
+        trigger_node="chat",
+        input="second",
+        status=Run.Status.RUNNING,
+        attempts=1,
+    )
     with transaction.atomic():
-        services._transcript_append(run, role="user", content="second")
+        turns._transcript_append(run, role="user", content="second")
     RunStep.objects.create(run=run, node="chat", type="trigger.chat", position=1, status="running")
 
-    services.turn_process(run_id=run.pk)
-    services.turn_process(run_id=run.pk)
+    turns.turn_process(run_id=run.pk)
+    turns.turn_process(run_id=run.pk)
 
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "echo: second" and run.attempts == 2
     assert [(m.role, m.content) for m in Message.objects.filter(thread=thread).order_by("seq")] == [
-        ("user", "first"), ("assistant", "echo: first"), ("user", "second"), ("assistant", "echo: second"),
+        ("user", "first"),
+        ("assistant", "echo: first"),
+        ("user", "second"),
+        ("assistant", "echo: second"),
     ]
     assert RunStep.objects.filter(run=run).count() == 3
     assert len(fake_llm.requests_for("agent-model")) == 2
@@ -170,7 +194,7 @@ def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
 
 def test_queued_turns_of_a_thread_run_in_arrival_order(chatbot, chat):
     """Turns queued on a thread are drained oldest first, whichever task gets to run."""
-    from workflows import services
+    from workflows import runs, turns
 
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])
@@ -179,13 +203,13 @@ def test_queued_turns_of_a_thread_run_in_arrival_order(chatbot, chat):
         Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat", input=f"q{i}")
         for i in range(3)
     ]
-    services.turn_process(run_id=runs[-1].pk)  # the newest task arrives first
+    turns.turn_process(run_id=runs[-1].pk)  # the newest task arrives first
     contents = list(Message.objects.filter(thread=thread).order_by("seq").values_list("content", flat=True))
     assert contents == ["first", "echo: first", "q0", "echo: q0", "q1", "echo: q1", "q2", "echo: q2"]
 
 
 def test_manual_trigger_and_templates_use_the_payload(make_workflow, provider, api):
-    from workflows import services
+    from workflows import runs
     from workflows.models import Workflow
 
     graph = {
@@ -193,8 +217,8 @@ def test_manual_trigger_and_templates_use_the_payload(make_workflow, provider, a
         "edges": [edge("go", "t"), edge("t", "out")],
     }
     workflow = Workflow.objects.get(pk=make_workflow(graph)["id"])
-    version = services.draft_snapshot(workflow=workflow)
-    run = services.run_create(version=version, trigger="manual", input_text="report", payload={"who": "Ann"})
+    version = runs.draft_snapshot(workflow=workflow)
+    run = runs.run_create(version=version, trigger="manual", input_text="report", payload={"who": "Ann"})
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "report for Ann" and run.thread_id is None
 
@@ -205,7 +229,7 @@ def test_orphaned_turns_are_recovered_unless_someone_is_running_them(chatbot, ch
 
     from django.utils import timezone
 
-    from workflows import locks, services
+    from workflows import locks, runs
 
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])
@@ -231,15 +255,15 @@ def test_orphaned_turns_are_recovered_unless_someone_is_running_them(chatbot, ch
     holder.start()
     holding.wait(timeout=30)
     try:
-        assert services.turns_recover(older_than_s=60) == []  # busy: left alone
+        assert runs.turns_recover(older_than_s=60) == []  # busy: left alone
     finally:
         release.set()
         holder.join()
     assert Run.objects.get(pk=lost.pk).status == "queued"
 
-    assert services.turns_recover(older_than_s=60) == [lost.pk]
+    assert runs.turns_recover(older_than_s=60) == [lost.pk]
     assert Run.objects.get(pk=lost.pk).output == "echo: lost"
-    assert services.turns_recover(older_than_s=60) == []
+    assert runs.turns_recover(older_than_s=60) == []
 
 
 def test_a_model_reply_with_a_nul_character_is_kept_readable(chatbot, chat, fake_llm, api):

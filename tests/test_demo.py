@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from tests.fakellm import Reply
-from workflows import services
+from workflows import analysis, runs, services, turns
 from workflows.demo import LOCAL_MODEL, demo_graphs
 from workflows.models import Provider, Run, Workflow
 
@@ -38,7 +38,7 @@ def test_first_run_creates_account_local_provider_and_demos(django_user_model):
     types = {n["type"] for w in workflows for n in w.graph["nodes"]}
     assert {"memory.buffer", "memory.window", "memory.summary", "router.static", "trigger.webhook", "llm.model"} <= types
     for workflow in workflows:
-        assert services.graph_issues(graph=workflow.graph, owner=account) == [], workflow.name
+        assert analysis.graph_issues(graph=workflow.graph, owner=account) == [], workflow.name
         assert workflow.published_version is not None, workflow.name
         models = [n["data"] for n in workflow.graph["nodes"] if "model" in n["data"]]
         assert models and all(m["provider"] == provider.pk and m["model"] == LOCAL_MODEL for m in models)
@@ -125,8 +125,8 @@ def test_the_webhook_demo_runs(make_workflow, provider, fake_llm, api):
     graph = dict(demo_graphs(provider=provider.pk, model="agent-model"))["Demo: webhook"]
     workflow = Workflow.objects.get(pk=make_workflow(graph, name="hook")["id"])
     version = services.workflow_publish(workflow=workflow)
-    run = services.run_create(version=version, trigger="webhook", input_text="order 42 shipped?", payload={"message": "order 42 shipped?"})
-    services.turn_process(run_id=run.pk)
+    run = runs.run_create(version=version, trigger="webhook", input_text="order 42 shipped?", payload={"message": "order 42 shipped?"})
+    turns.turn_process(run_id=run.pk)
     run = Run.objects.get(pk=run.pk)
     assert run.status == "succeeded" and run.output == "echo: order 42 shipped?"
 

@@ -25,7 +25,9 @@ def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, dj
 
     with django_db_blocker.unblock():
         name = connection.settings_dict["NAME"]
-    with full_stack(name, require_redis, tmp_path_factory.mktemp("fullstack-participants"), concurrency=4, SKEIN_SUMMARY_TIMEOUT_S=BOUND_S) as running:
+    with full_stack(
+        name, require_redis, tmp_path_factory.mktemp("fullstack-participants"), concurrency=4, SKEIN_SUMMARY_TIMEOUT_S=BOUND_S
+    ) as running:
         yield running
 
 
@@ -39,10 +41,14 @@ def client(stack, user):
 
 @pytest.fixture
 def facts_workflow(client, fake_llm):
-    provider = client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}).json()
+    provider = client.post(
+        "/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}
+    ).json()
     graph = chat_graph(provider["id"], memory={"type": "memory.buffer", "key": "participant"})
-    graph["nodes"] += [node("facts", "memory.facts", 0, 200, llm_source="external"),
-                       node("cheap", "llm.model", 0, 400, model="cheap-model", provider=provider["id"], temperature=0)]
+    graph["nodes"] += [
+        node("facts", "memory.facts", 0, 200, llm_source="external"),
+        node("cheap", "llm.model", 0, 400, model="cheap-model", provider=provider["id"], temperature=0),
+    ]
     graph["edges"] += [edge("facts", "agent", "memory", "memory"), edge("cheap", "facts", "llm", "llm")]
     workflow = client.post("/api/workflows/", json={"name": "facts", "graph": graph}).json()
     assert workflow["errors"] == []
@@ -72,7 +78,8 @@ def test_facts_are_extracted_on_the_worker_and_follow_the_participant(client, fa
     participant = client.get(f"/api/runs/{third['run']}/").json()["participant"]
     facts = client.get(f"/api/participants/{participant}/facts/").json()
     assert [(f["value"], f["current"], f["source_message"]) for f in facts] == [
-        ("Porto", True, "I moved from Lisbon to Porto"), ("Lisbon", False, "I live in Lisbon"),
+        ("Porto", True, "I moved from Lisbon to Porto"),
+        ("Lisbon", False, "I live in Lisbon"),
     ]
     assert "run_turn" in stack["worker"].output()
 
@@ -87,7 +94,10 @@ def test_a_hung_extraction_on_the_worker_is_ended_at_its_bound(client, facts_wor
     turn = chat(client, facts_workflow, "I live in Lisbon", "bruno")
     assert turn["status"] == "succeeded" and turn["reply"] == "echo: I live in Lisbon"
     assert turn["warnings"] == [
-        {"node": "facts", "message": f"fact extraction failed (the fact extraction did not answer within {BOUND_S}s); the facts stay as they were"}
+        {
+            "node": "facts",
+            "message": f"fact extraction failed (the fact extraction did not answer within {BOUND_S}s); the facts stay as they were",
+        }
     ]
     extraction = client.get(f"/api/runs/{turn['run']}/").json()["extractions"][0]
     assert extraction["status"] == "failed" and extraction["duration_ms"] < (BOUND_S + 2) * 1000
@@ -101,7 +111,9 @@ def test_one_participants_threads_at_once_lose_and_duplicate_nothing(client, fak
     from memory.models import History
 
     fake_llm.responder = lambda request: Reply(text=f"echo: {request.last_user}", delay=0.3)
-    provider = client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}).json()
+    provider = client.post(
+        "/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}
+    ).json()
     graph = chat_graph(provider["id"], memory={"type": "memory.window", "key": "participant", "max_messages": 4})
     workflow = client.post("/api/workflows/", json={"name": "parallel", "graph": graph}).json()
 

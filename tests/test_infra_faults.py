@@ -25,8 +25,9 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
 from tests.stack import TEST_NAMESPACE, Process, free_port, full_mode_env, start_daphne, start_worker, wait_for
-from workflows import services
+from workflows import runs, services
 from workflows.models import Message, Run, Thread
+
 
 def full_stack_test(function):
     """A test of the whole stack in real processes: PostgreSQL, Redis, a Celery worker, daphne."""
@@ -86,8 +87,19 @@ class RedisServer:
         return self.processes[-1]
 
     def start(self) -> None:
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--dir", str(self.directory)]
+        args = [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.directory),
+        ]
         self.processes.append(Process(f"redis-{len(self.processes) + 1}", args, dict(os.environ), self.directory))
         wait_for(lambda: self.ping() or not self.process.alive(), timeout=30, what="redis-server to start", diagnostics=self.process.output)
         assert self.process.alive(), self.process.output()
@@ -286,11 +298,19 @@ def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_red
             private_redis.kill()
             gate.release("a-")  # these turns end while Redis is gone
             waiting["c-during"] = site.send("c-during")  # and a message arrives meanwhile
-            wait_for(lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()), timeout=60,
-                     what="the turns that end during the outage", diagnostics=diagnostics)
+            wait_for(
+                lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()),
+                timeout=60,
+                what="the turns that end during the outage",
+                diagnostics=diagnostics,
+            )
             wait_for(lambda: runs_of(workflow.pk, "c-during"), timeout=60, what="the message sent during the outage")
-            wait_for(lambda: "Connection to broker lost" in whole_log(stack["worker"]), timeout=30, what="the worker to notice",
-                     diagnostics=diagnostics)
+            wait_for(
+                lambda: "Connection to broker lost" in whole_log(stack["worker"]),
+                timeout=30,
+                what="the worker to notice",
+                diagnostics=diagnostics,
+            )
             private_redis.start()  # the same port, empty
             gate.release("b-")
 
@@ -375,8 +395,13 @@ def test_database_connections_dropped_mid_turn(require_postgres, require_redis, 
             assert terminate_other_backends() >= 4
             gate.release()
 
-            wait_for(lambda: not unfinished(workflow.pk), timeout=60, interval=0.5,
-                     what=f"every run to end: {unfinished(workflow.pk)}", diagnostics=diagnostics)
+            wait_for(
+                lambda: not unfinished(workflow.pk),
+                timeout=60,
+                interval=0.5,
+                what=f"every run to end: {unfinished(workflow.pk)}",
+                diagnostics=diagnostics,
+            )
             runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
             assert set(runs) == {"first one", "held-t1-queued"} | in_flight
             assert all(run.status == Run.Status.SUCCEEDED for run in runs.values()), {r.input: r.error for r in runs.values()}
@@ -424,7 +449,7 @@ def db_error(kind, sqlstate: str | None):
     ids=["admin-shutdown", "connection-failure", "connection-closed", "interface-error", "statement-cancelled", "integrity-error"],
 )
 def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_postgres, monkeypatch, error, retried):
-    from workflows import tasks
+    from workflows import tasks, turns
 
     calls = []
 
@@ -433,7 +458,7 @@ def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_post
         if len(calls) == 1:
             raise error()
 
-    monkeypatch.setattr(tasks.services, "turn_process", turn_process)
+    monkeypatch.setattr(turns, "turn_process", turn_process)
     monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
     if retried:
         tasks.run_turn.run(7)
@@ -447,7 +472,7 @@ def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_post
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_turn_that_keeps_losing_its_connection_fails_its_task_in_the_end(require_postgres, monkeypatch):
-    from workflows import tasks
+    from workflows import tasks, turns
 
     calls = []
 
@@ -455,7 +480,7 @@ def test_a_turn_that_keeps_losing_its_connection_fails_its_task_in_the_end(requi
         calls.append(run_id)
         raise db_error(OperationalError, "57P01")
 
-    monkeypatch.setattr(tasks.services, "turn_process", turn_process)
+    monkeypatch.setattr(turns, "turn_process", turn_process)
     monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
     with pytest.raises(OperationalError):
         tasks.run_turn.run(7)
@@ -468,7 +493,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
     without its signal (lost with a restarted Redis) is seen at the next slice, not after 300 s."""
     import redis
 
-    from workflows.api import waits
+    from workflows import waiting as waits
 
     settings.FULL_MODE = True
     run = Run(pk=41, status=Run.Status.RUNNING)
@@ -484,7 +509,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
             run.status = Run.Status.SUCCEEDED  # no signal came: the slice ran out and the run was read
         return run
 
-    monkeypatch.setattr(waits.services, "run_wait", run_wait)
+    monkeypatch.setattr(waits, "run_wait", run_wait)
     monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
     assert waits.turn_wait(run=run, timeout=300).status == Run.Status.SUCCEEDED
     assert len(slices) == 4 and all(1 <= timeout <= waits.SLICE_S for timeout in slices)
@@ -494,7 +519,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
 def test_waiting_gives_up_at_its_bound_and_the_client_gets_a_clear_503(settings, monkeypatch, api, user, provider):
     import redis
 
-    from workflows.api import waits
+    from workflows import waiting as waits
 
     settings.FULL_MODE = True
     workflow = chatbot(user, provider)
@@ -503,10 +528,10 @@ def test_waiting_gives_up_at_its_bound_and_the_client_gets_a_clear_503(settings,
         raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     clock = iter(range(0, 10_000, 100))
-    monkeypatch.setattr(waits.services, "run_wait", run_wait)
+    monkeypatch.setattr(waits, "run_wait", run_wait)
     monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(waits.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(services, "chat_start", lambda **kwargs: Run(pk=5, status=Run.Status.QUEUED))
+    monkeypatch.setattr(runs, "chat_start", lambda **kwargs: Run(pk=5, status=Run.Status.QUEUED))
     response = api.post(f"/api/workflows/{workflow.pk}/chat/", {"message": "hi"}, format="json")
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.json() == {"detail": "Redis is unavailable right now; try again in a moment", "code": "unavailable"}
@@ -528,7 +553,7 @@ def test_a_backing_service_that_is_down_is_a_json_503_not_a_500(monkeypatch, api
     def chat_start(**kwargs):
         raise error()
 
-    monkeypatch.setattr(services, "chat_start", chat_start)
+    monkeypatch.setattr(runs, "chat_start", chat_start)
     response = api.post(f"/api/workflows/{workflow.pk}/chat/", {"message": "hi"}, format="json")
     assert response.status_code == 503 and response["Content-Type"] == "application/json"
     assert response.json()["detail"] == f"{service} is unavailable right now; try again in a moment"

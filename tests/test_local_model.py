@@ -25,8 +25,8 @@ def test_the_weights_ship_in_a_package():
     assert "smollm2" in local_model.known_models()
 
 
-def test_a_missing_model_file_is_reported(monkeypatch):
-    monkeypatch.setenv("SKEIN_LOCAL_MODEL_PATH", "/nonexistent/model.gguf")
+def test_a_missing_model_file_is_reported(settings):
+    settings.SKEIN_LOCAL_MODEL_PATH = "/nonexistent/model.gguf"
     with pytest.raises(local_model.LocalModelUnavailable, match="SKEIN_LOCAL_MODEL_PATH"):
         local_model.model_path()
 
@@ -82,10 +82,14 @@ def test_generations_are_serialized_across_threads():
 
     model._generate_lock = Counting()
     try:
+
         def ask(question):
             try:
-                results.append(llm.complete(ModelRef(model="smollm2", temperature=0, max_tokens=6), local_provider(),
-                                            [{"role": "user", "content": question}]))
+                results.append(
+                    llm.complete(
+                        ModelRef(model="smollm2", temperature=0, max_tokens=6), local_provider(), [{"role": "user", "content": question}]
+                    )
+                )
             except Exception as exc:  # pragma: no cover - reported below
                 errors.append(exc)
 

@@ -61,7 +61,11 @@ def facts_graph(provider_id, *, history: dict | None = None, **facts_params) -> 
 @pytest.fixture
 def say(api):
     def send(workflow_id, message, *, participant=None, thread=None, expect=200):
-        body = {"message": message} | ({"participant": participant} if participant is not None else {}) | ({"thread": thread} if thread else {})
+        body = (
+            {"message": message}
+            | ({"participant": participant} if participant is not None else {})
+            | ({"thread": thread} if thread else {})
+        )
         response = api.post(f"/api/workflows/{workflow_id}/chat/", body, format="json")
         assert response.status_code == expect, response.content
         return response.json()
@@ -158,8 +162,10 @@ def test_participant_keyed_memory_continues_across_three_threads(make_workflow, 
     sent = agent_requests(fake_llm)[-1].messages
     assert sent == [
         {"role": "system", "content": "You are a test bot."},
-        {"role": "user", "content": "my name is Ana"}, {"role": "assistant", "content": "echo: my name is Ana"},
-        {"role": "user", "content": "I live in Lisbon"}, {"role": "assistant", "content": "echo: I live in Lisbon"},
+        {"role": "user", "content": "my name is Ana"},
+        {"role": "assistant", "content": "echo: my name is Ana"},
+        {"role": "user", "content": "I live in Lisbon"},
+        {"role": "assistant", "content": "echo: I live in Lisbon"},
         {"role": "user", "content": "what do you know?"},
     ]
     # Bruno's thread started with nothing of Ana's
@@ -173,18 +179,23 @@ def test_participant_keyed_summary_and_window_follow_their_rules(make_workflow, 
     for text in ("one", "two", "three"):
         say(workflow["id"], text, participant="p")  # three threads
     assert agent_requests(fake_llm)[-1].messages[1:] == [
-        {"role": "user", "content": "two"}, {"role": "assistant", "content": "echo: two"}, {"role": "user", "content": "three"},
+        {"role": "user", "content": "two"},
+        {"role": "assistant", "content": "echo: two"},
+        {"role": "user", "content": "three"},
     ]
 
 
 def test_a_run_with_no_participant_falls_back_to_the_thread_and_says_so(make_workflow, provider, say, fake_llm, api):
     workflow = make_workflow(chat_graph(provider.pk, memory={"type": "memory.buffer", "key": "participant"}))
     first = say(workflow["id"], "remember me")
-    assert first["warnings"] == [{"node": "mem", "message": "this run has no participant: memory keyed by participant is kept by the thread instead"}]
+    assert first["warnings"] == [
+        {"node": "mem", "message": "this run has no participant: memory keyed by participant is kept by the thread instead"}
+    ]
     assert api.get(f"/api/runs/{first['run']}/").json()["warnings"] == first["warnings"]
     say(workflow["id"], "second", thread=first["thread"])
     assert agent_requests(fake_llm)[-1].messages[1:] == [
-        {"role": "user", "content": "remember me"}, {"role": "assistant", "content": "echo: remember me"},
+        {"role": "user", "content": "remember me"},
+        {"role": "assistant", "content": "echo: remember me"},
         {"role": "user", "content": "second"},
     ]
     say(workflow["id"], "a new thread")
@@ -209,8 +220,16 @@ def test_facts_are_extracted_after_a_turn_and_sent_in_the_next_thread(make_workf
     detail = api.get(f"/api/runs/{first['run']}/").json()
     assert detail["extractions"][0]["messages"] == extraction.messages
     assert detail["extractions"][0] | {"messages": None, "duration_ms": 0, "reply": None} == {
-        "node": "facts", "status": "ok", "model": "agent-model", "added": 2, "updated": 0, "prompt_tokens": 11,
-        "completion_tokens": detail["extractions"][0]["completion_tokens"], "duration_ms": 0, "error": "", "messages": None,
+        "node": "facts",
+        "status": "ok",
+        "model": "agent-model",
+        "added": 2,
+        "updated": 0,
+        "prompt_tokens": 11,
+        "completion_tokens": detail["extractions"][0]["completion_tokens"],
+        "duration_ms": 0,
+        "error": "",
+        "messages": None,
         "reply": None,
     }
     assert "Participant: Hi, my name is Ana and I live in Lisbon" in extraction.messages[1]["content"]
@@ -302,8 +321,10 @@ def test_a_failing_or_unreadable_extraction_warns_and_retries_inside_the_bound(m
 
 
 def test_extracted_values_that_are_not_text_are_read_or_left_out():
-    found = fact_rules.parse_answer('```json\n{"facts": [{"key": "Age", "value": 41}, {"key": "pets", "value": ["cat"]},'
-                                    ' {"key": "vegan", "value": true}, {"value": "no key"}, "junk"]}\n```')
+    found = fact_rules.parse_answer(
+        '```json\n{"facts": [{"key": "Age", "value": 41}, {"key": "pets", "value": ["cat"]},'
+        ' {"key": "vegan", "value": true}, {"value": "no key"}, "junk"]}\n```'
+    )
     assert [(f.name, f.value) for f in found] == [("age", "41"), ("vegan", "yes")]
     assert [(f.name, f.value) for f in fact_rules.parse_answer('{"Home Town": "Braga"}')] == [("home_town", "Braga")]
     with pytest.raises(fact_rules.BadAnswer):
@@ -313,7 +334,9 @@ def test_extracted_values_that_are_not_text_are_read_or_left_out():
 def test_external_extractor_and_save_time_errors(make_workflow, provider, say, fake_llm):
     fake_llm.responder = extracting_responder
     broken = make_workflow(facts_graph(provider.pk, llm_source="external"))
-    assert {"node": "facts", "field": "llm", "message": "llm_source is external: attach an llm.model node to the llm port"} in broken["errors"]
+    assert {"node": "facts", "field": "llm", "message": "llm_source is external: attach an llm.model node to the llm port"} in broken[
+        "errors"
+    ]
     say(broken["id"], "hi", participant="ana", expect=400)
 
     lonely = chat_graph(provider.pk)
@@ -360,19 +383,35 @@ def test_the_owner_sees_and_edits_a_participants_facts(make_workflow, provider, 
 
     listed = api.get("/api/participants/").json()
     assert listed["count"] == 1 and listed["results"][0] | {"created": None, "last_seen": None} == {
-        "id": participant.pk, "participant": "ana", "anonymous": False, "thread_count": 1, "created": None, "last_seen": None,
+        "id": participant.pk,
+        "participant": "ana",
+        "anonymous": False,
+        "thread_count": 1,
+        "created": None,
+        "last_seen": None,
     }
     assert api.get(f"/api/participants/?workflow={workflow['id']}").json()["count"] == 1
     assert api.get("/api/participants/?search=nobody").json()["count"] == 0
     detail = api.get(f"/api/participants/{participant.pk}/").json()
     assert [t["id"] for t in detail["threads"]] == [turn["thread"]]
     assert detail["memories"][0]["history"] == "global" and [m["content"] for m in detail["memories"][0]["messages"]] == [
-        "I live in Lisbon", "echo: I live in Lisbon",
+        "I live in Lisbon",
+        "echo: I live in Lisbon",
     ]
     assert detail["facts"][0] | {"id": None, "created": None, "updated": None} == {
-        "id": None, "workflow": workflow["id"], "workflow_name": "test workflow", "key": "city", "value": "Lisbon",
-        "source": "extracted", "source_message": "I live in Lisbon", "run": turn["run"], "current": True, "superseded": None,
-        "superseded_by": None, "created": None, "updated": None,
+        "id": None,
+        "workflow": workflow["id"],
+        "workflow_name": "test workflow",
+        "key": "city",
+        "value": "Lisbon",
+        "source": "extracted",
+        "source_message": "I live in Lisbon",
+        "run": turn["run"],
+        "current": True,
+        "superseded": None,
+        "superseded_by": None,
+        "created": None,
+        "updated": None,
     }
     assert detail["extractions"][0]["status"] == "ok"
 
@@ -387,7 +426,9 @@ def test_the_owner_sees_and_edits_a_participants_facts(make_workflow, provider, 
     assert api.patch(f"/api/facts/{city}/", {"value": "Coimbra"}, format="json").json()["source"] == "owner"
 
     # bad input: clear 400s
-    assert api.post(url, {"workflow": workflow["id"], "key": "age", "value": 41}, format="json").json() == {"value": ["must be a string, not int"]}
+    assert api.post(url, {"workflow": workflow["id"], "key": "age", "value": 41}, format="json").json() == {
+        "value": ["must be a string, not int"]
+    }
     assert api.post(url, {"workflow": workflow["id"], "key": ["k"], "value": "v"}, format="json").status_code == 400
     assert api.post(url, {"workflow": workflow["id"], "key": "k", "value": "x" * 1001}, format="json").status_code == 400
     assert api.post(url, {"workflow": workflow["id"], "key": "a\nb", "value": "v"}, format="json").status_code == 400
@@ -443,8 +484,11 @@ def test_deleting_a_participant_leaves_nothing_of_theirs(make_workflow, provider
     hooked = make_workflow(graph, name="hooked")
     assert api.post(f"/api/workflows/{hooked['id']}/publish/").status_code == 201
     url = next(t["webhook_url"] for t in api.get(f"/api/workflows/{hooked['id']}/").json()["triggers"] if t["type"] == "trigger.webhook")
-    answer = client.post(url.split("testserver", 1)[1] + "?wait=1", {"message": "Zyxwanda by webhook", "participant": "zyx-person"},
-                         content_type="application/json")
+    answer = client.post(
+        url.split("testserver", 1)[1] + "?wait=1",
+        {"message": "Zyxwanda by webhook", "participant": "zyx-person"},
+        content_type="application/json",
+    )
     assert answer.status_code == 200
 
     stored = _everything_stored()
@@ -477,7 +521,7 @@ def test_the_memory_quality_benchmark_replays_participant_memory_over_threads(pr
     """bench/memory_quality.py's multi-thread configurations build valid workflows (the bench
     replays them through the same chat turns as these tests)."""
     from bench import memory_quality
-    from workflows.services import graph_issues
+    from workflows.analysis import graph_issues
 
     configs = {c.name: c for c in memory_quality.CONFIGS}
     participant_keyed = configs["summary 20/6, participant-keyed, sessions as threads"]

@@ -68,8 +68,14 @@ def test_signed_unsigned_and_forged_participants(facts_bot, fake_llm):
         assert forged[-1]["data"]["code"] == "bad_signature"
         other_id = await say(comm, "I am user-1", participant="user-2", signature=identity_sign(secret, "user-1"))
         assert other_id[-1]["data"]["code"] == "bad_signature"
-        for bad in ({"participant": "x" * 201, "signature": "00"}, {"participant": "a\tb", "signature": "00"}, {"visitor": "short"},
-                    {"visitor": "../../etc/passwd-1234"}, {"participant": 7, "signature": "00"}, {"visitor": ["x"]}):
+        for bad in (
+            {"participant": "x" * 201, "signature": "00"},
+            {"participant": "a\tb", "signature": "00"},
+            {"visitor": "short"},
+            {"visitor": "../../etc/passwd-1234"},
+            {"participant": 7, "signature": "00"},
+            {"visitor": ["x"]},
+        ):
             refused = await say(comm, "hello", **bad)
             assert refused[-1]["type"] == "error" and refused[-1]["data"]["code"] in ("bad_participant", "bad_visitor"), bad
         await comm.disconnect()

@@ -9,8 +9,12 @@ class ProviderAdminForm(forms.ModelForm):
     """The key is write-only here too; a stored key follows a new server or kind only when it is
     typed again (or removed) in the same change."""
 
-    api_key = forms.CharField(required=False, strip=True, widget=forms.PasswordInput(render_value=False),
-                              help_text="leave empty to keep the stored key (if the server and kind stay)")
+    api_key = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="leave empty to keep the stored key (if the server and kind stay)",
+    )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
     api_base = forms.URLField(required=False, max_length=500, assume_scheme="https")
 

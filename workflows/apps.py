@@ -7,5 +7,9 @@ class WorkflowsConfig(AppConfig):
 
     def ready(self):
         from . import signals, telemetry  # noqa: F401
+        from .engine import registry
+        from .nodes import NODE_TYPES
+
+        registry.register_all(NODE_TYPES)  # the built-in node types (the engine imports none)
 
         telemetry.configure()  # OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set

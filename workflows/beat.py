@@ -20,6 +20,8 @@ from django.core.cache import cache
 from django.db import connections
 from django_celery_beat.schedulers import DatabaseScheduler
 
+from . import mode
+
 logger = logging.getLogger("skein.beat")
 
 HEARTBEAT_KEY = "skein:beat:heartbeat"
@@ -43,7 +45,7 @@ def schedules_status() -> dict:
         seen = None
     if seen is not None:
         return {"running": True, "message": ""}
-    what_to_do = "start `make beat` (or the beat service)" if settings.FULL_MODE else "start Skein with `make run` (its server fires them)"
+    what_to_do = "start `make beat` (or the beat service)" if mode.full() else "start Skein with `make run` (its server fires them)"
     return {"running": False, "message": f"schedules are not running: {what_to_do}"}
 
 

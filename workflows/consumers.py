@@ -20,8 +20,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from . import events, limits, selectors, widget
+from . import events, limits, selectors, streams, widget
 from .clientaddr import scope_client
+from .origins import origin_allowed, origin_normalize
 from .text import BadJSON, parse_json
 
 logger = logging.getLogger("skein.realtime")
@@ -31,6 +32,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_NOT_PUBLISHED = 4409
+
 
 def _header(scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
@@ -66,13 +68,13 @@ def same_origin(scope) -> bool:
         return True
     host = _header(scope, b"host") or ""
     try:
-        normalized = widget.origin_normalize(origin)
+        normalized = origin_normalize(origin)
     except ValueError:
         return False
     trusted = set()
     for entry in settings.CSRF_TRUSTED_ORIGINS:
         try:
-            trusted.add(widget.origin_normalize(entry))
+            trusted.add(origin_normalize(entry))
         except ValueError:
             pass
     return normalized.split("://", 1)[1] == host.lower() or normalized in trusted
@@ -161,7 +163,7 @@ class WidgetConsumer(BoundedJsonConsumer):
     async def connect(self):
         self.group = None
         self.token = None
-        self.runs: dict[int, dict] = {}  # run id -> widget.run_marker()
+        self.runs = streams.ConnectionRuns()  # the runs this visitor saw events of
         self.mine: set[str] = set()  # client ids this connection sent
         self.acknowledged: set[int] = set()
         self.tasks: set[asyncio.Task] = set()  # strong references: the loop keeps only weak ones
@@ -171,7 +173,7 @@ class WidgetConsumer(BoundedJsonConsumer):
         if self.workflow is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        if not widget.origin_allowed(workflow=self.workflow, origin=_header(self.scope, b"origin")):
+        if not origin_allowed(workflow=self.workflow, origin=_header(self.scope, b"origin")):
             logger.info("widget %s refused origin %r", key, _header(self.scope, b"origin"))
             await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
             return
@@ -229,7 +231,7 @@ class WidgetConsumer(BoundedJsonConsumer):
         task.add_done_callback(self.tasks.discard)
 
     async def _start(self, prepared):
-        start = database_sync_to_async(widget.widget_run_start, thread_sensitive=False, executor=widget.turn_executor)
+        start = database_sync_to_async(widget.widget_run_start, thread_sensitive=False, executor=streams.turn_executor)
         try:
             run = await start(workflow=self.workflow, prepared=prepared)
         except Exception:
@@ -297,25 +299,22 @@ class WidgetConsumer(BoundedJsonConsumer):
     async def skein_event(self, message):
         event = message["event"]
         run_id = event["data"].get("run")
-        info = self.runs.get(run_id)
-        if info is None:
-            info = await database_sync_to_async(widget.run_marker)(run_id=run_id)
-            self.runs[run_id] = info
-        if info["client_id"] in self.mine:
-            await self._acknowledge(run_id, info["client_id"])  # before the run's first event
+        info = await self.runs.marks(run_id)
+        if info.client_id in self.mine:
+            await self._acknowledge(run_id, info.client_id)  # before the run's first event
         visible = _for_visitor(event, info, self.token)
         if visible is not None:
             await self.send_json(visible)
 
 
-def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
+def _for_visitor(event: dict, info: streams.RunMarks, token: str | None) -> dict | None:
     """What of an event a visitor may see."""
     kind, data = event["type"], event["data"]
     run = data.get("run")
     if kind == events.RUN_STARTED:
         return {"type": kind, "data": {"run": run, "thread": token}}
     if kind == events.LLM_TOKEN:
-        if data.get("node") not in info["reply_nodes"]:
+        if data.get("node") not in info.reply_nodes:
             return None
         return {"type": kind, "data": {"run": run, "node": data["node"], "text": data["text"]}}
     if kind in (events.NODE_STARTED, events.NODE_FINISHED):

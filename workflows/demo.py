@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from .analysis import graph_issues
 from .engine.graph import edge_json, node_json
 from .models import Provider, Workflow
 from .selectors import model_default
-from .services import graph_issues, provider_create, workflow_create
+from .services import provider_create, workflow_create
 
 LOCAL_PROVIDER_NAME = "Local model (SmolLM2, offline)"
 LOCAL_MODEL = "smollm2"
@@ -34,8 +35,6 @@ BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|
 
 def _node(node_id: str, node_type: str, column: float, row: float = 0, **data) -> dict:
     return node_json(node_id, node_type, int(column * COLUMN), int(row * ROW), **data)
-
-
 
 
 def chatbot_graph(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:

@@ -13,10 +13,9 @@ import logging
 import threading
 import time
 
-from django.conf import settings
 from django.utils import timezone
 
-from . import beat
+from . import beat, mode
 
 logger = logging.getLogger("skein.embedded")
 
@@ -26,7 +25,7 @@ _started = threading.Event()
 
 def start() -> None:
     """Recover interrupted turns, then fire schedules, in this process (once; embedded mode only)."""
-    if settings.FULL_MODE:
+    if mode.full():
         logger.warning("REDIS_URL is set (full mode): schedules need `make beat` and turns a worker")
         return
     if _started.is_set():
@@ -39,9 +38,9 @@ def start() -> None:
 def _recover_interrupted(started_at) -> None:
     """Every run that was unfinished when this process started was interrupted: nothing else runs
     turns in the embedded mode. Each is run again, once, as the periodic recovery would."""
-    from . import services
+    from . import runs
 
-    recovered = services.turns_recover(older_than_s=max(0.0, (timezone.now() - started_at).total_seconds()))
+    recovered = runs.turns_recover(older_than_s=max(0.0, (timezone.now() - started_at).total_seconds()))
     if recovered:
         logger.warning("recovered %d turn(s) interrupted before this start: %s", len(recovered), recovered)
 

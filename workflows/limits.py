@@ -2,7 +2,7 @@
 
 A limit is a number of tokens (prompt + completion) or a cost (litellm's prices) per day, counted
 from midnight UTC over the runs of the day. It is checked once, when a turn starts and before any
-model call (``turn_refusal``, called by ``services.run_execute``): a turn whose spender has used
+model call (``turn_refusal``, called by ``turns.run_execute``): a turn whose spender has used
 the day's allowance, or whose input alone would take it past its token allowance, is refused with
 a message the visitor reads and a warning on the run. A turn that starts under the limit runs to
 its end, so a day's use can pass a limit by at most the turn that crossed it.
@@ -49,10 +49,7 @@ def spender_caller(user: str | None) -> str:
 def limits_of(workflow: Workflow) -> dict:
     """Every scope, with ``tokens`` and ``cost`` (None: no limit)."""
     stored = workflow.spend_limits or {}
-    return {
-        scope: {"tokens": (stored.get(scope) or {}).get("tokens"), "cost": (stored.get(scope) or {}).get("cost")}
-        for scope in SCOPES
-    }
+    return {scope: {"tokens": (stored.get(scope) or {}).get("tokens"), "cost": (stored.get(scope) or {}).get("cost")} for scope in SCOPES}
 
 
 def limits_update(*, workflow: Workflow, limits: dict) -> Workflow:
@@ -77,7 +74,10 @@ def usage_today(*, workflow_id: int, spender: str | None = None) -> dict:
     if spender is not None:
         runs = runs.filter(spender=spender)
     totals = runs.aggregate(
-        prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost"), runs=Count("id"),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        cost=Sum("cost"),
+        runs=Count("id"),
         refused=Count("id", filter=Q(error__startswith=REFUSAL_PREFIX)),
     )
     return {

@@ -14,6 +14,12 @@ from django.db import connection
 THREAD_SCOPE = 1
 RUN_SCOPE = 2
 
+
+def turn_scope(run) -> tuple[int, int]:
+    """The lock a run's turn takes: its thread's, or its own when it has no thread."""
+    return (THREAD_SCOPE, run.thread_id) if run.thread_id else (RUN_SCOPE, run.pk)
+
+
 _local_guard = threading.Lock()
 _local_locks: dict[tuple[int, int], threading.Lock] = {}
 

@@ -1,6 +1,6 @@
 """Prometheus metrics (``GET /metrics``), recorded in one place.
 
-Turns are counted where a run finishes (``services._finish`` calls ``turn_finished``) and
+Turns are counted where a run finishes (``turns._finish`` calls ``turn_finished``) and
 summarizations where one is recorded (``memory.services.summarization_record``). With several
 processes (daphne and Celery workers) set ``PROMETHEUS_MULTIPROC_DIR`` to a directory they all
 share (a volume, for containers), empty at first: prometheus-client then keeps every process's
@@ -15,8 +15,8 @@ import os
 from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -61,9 +61,7 @@ class Workflow(models.Model):
     name = models.CharField(max_length=200)
     graph = models.JSONField(default=dict)
     revision = models.PositiveIntegerField(default=1)
-    published_version = models.ForeignKey(
-        "WorkflowVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    published_version = models.ForeignKey("WorkflowVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # --- embeddable widget (issue 4; services in workflows/widget.py) ---------------------------
     # The public key is usable once the workflow is published; the widget runs the published version.
     public_key = models.CharField(max_length=64, unique=True, default=new_public_key, editable=False)
@@ -156,7 +154,9 @@ class Thread(models.Model):
     class Meta:
         ordering = ["-updated", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "external_id"], condition=Q(external_id__isnull=False), name="unique_external_thread"),
+            models.UniqueConstraint(
+                fields=["workflow", "external_id"], condition=Q(external_id__isnull=False), name="unique_external_thread"
+            ),
         ]
 
     def __str__(self):
@@ -239,7 +239,8 @@ class Run(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["workflow", "trigger_node", "idempotency_key"], condition=Q(idempotency_key__isnull=False),
+                fields=["workflow", "trigger_node", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
                 name="unique_idempotency_key_per_trigger",
             ),
         ]
@@ -285,8 +286,6 @@ class RunStep(models.Model):
 
     def __str__(self):
         return f"{self.node} ({self.status})"
-
-
 
 
 class Webhook(models.Model):

@@ -124,7 +124,8 @@ def widget_participant(*, workflow: Workflow, participant, signature, visitor) -
         external_id = participant_check(participant)
         if signature in (None, ""):
             raise ParticipantInvalid(
-                "unsigned_participant", "data-participant needs data-participant-signature (HMAC-SHA256 of the id with the widget's identity secret)"
+                "unsigned_participant",
+                "data-participant needs data-participant-signature (HMAC-SHA256 of the id with the widget's identity secret)",
             )
         if not isinstance(signature, str) or len(signature) > MAX_SIGNATURE_CHARS:
             raise ParticipantInvalid("bad_signature", "the participant's signature is not valid")

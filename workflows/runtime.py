@@ -100,8 +100,13 @@ class TurnRuntime:
     def node_started(self, node_id: str, node_type: str, input_text: str) -> None:
         self._position += 1
         self._steps[node_id] = RunStep(
-            run_id=self.run.pk, node=node_id, type=node_type, position=self._position, status=RunStep.Status.RUNNING,
-            input=storable(input_text), started=timezone.now(),
+            run_id=self.run.pk,
+            node=node_id,
+            type=node_type,
+            position=self._position,
+            status=RunStep.Status.RUNNING,
+            input=storable(input_text),
+            started=timezone.now(),
         )
         self.trace.node_started(node_id, node_type)
         self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
@@ -111,7 +116,14 @@ class TurnRuntime:
         self.trace.node_ended(node_id, "succeeded")
         self._publish(
             events.NODE_FINISHED,
-            {"node": node_id, "type": node_type, "status": "succeeded", "duration_ms": duration_ms, "output": output_text[:2000], "details": details},
+            {
+                "node": node_id,
+                "type": node_type,
+                "status": "succeeded",
+                "duration_ms": duration_ms,
+                "output": output_text[:2000],
+                "details": details,
+            },
         )
 
     def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:

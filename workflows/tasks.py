@@ -5,7 +5,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
-from . import runtime, services  # noqa: F401  (runtime imports litellm: pay its import at worker start)
+from . import runtime  # noqa: F401  (runtime imports litellm: pay its import at worker start)
 
 logger = logging.getLogger("skein.runs")
 
@@ -34,14 +34,19 @@ def _connection_lost(exc: Exception) -> bool:
 
 
 @shared_task(
-    acks_late=True, reject_on_worker_lost=True, ignore_result=True,
-    soft_time_limit=settings.SKEIN_TURN_SOFT_TIME_LIMIT_S, time_limit=settings.SKEIN_TURN_TIME_LIMIT_S,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=settings.SKEIN_TURN_SOFT_TIME_LIMIT_S,
+    time_limit=settings.SKEIN_TURN_TIME_LIMIT_S,
 )
 def run_turn(run_id: int) -> None:
-    """Thin: load by id and hand to the service. Safe to deliver twice."""
+    """Thin: load by id and hand to the turn service. Safe to deliver twice."""
+    from . import turns  # services import tasks at the top; tasks import services in their body
+
     for attempt in range(CONNECTION_RETRIES + 1):
         try:
-            services.turn_process(run_id=run_id)
+            turns.turn_process(run_id=run_id)
             return
         except (OperationalError, InterfaceError) as exc:
             if attempt == CONNECTION_RETRIES or not _connection_lost(exc) or connections["default"].in_atomic_block:
@@ -64,4 +69,6 @@ def fire_schedule(workflow_id: int, node: str) -> None:
 def recover_turns(older_than_s: float | None = None) -> None:
     """Periodic (beat): re-enqueue turns that no worker is executing any more (unfinished for
     ``older_than_s``, default the service's; an operator may pass a shorter one after an outage)."""
-    services.turns_recover(**({} if older_than_s is None else {"older_than_s": float(older_than_s)}))
+    from . import runs
+
+    runs.turns_recover(**({} if older_than_s is None else {"older_than_s": float(older_than_s)}))

@@ -22,7 +22,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import beat, participants, services, versions
+from . import beat, participants, runs, threads, versions
+from .analysis import version_analysis
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
 
@@ -43,7 +44,7 @@ class WebhookRejected(Exception):
 
 
 def _trigger_nodes(version: WorkflowVersion, trigger_type: str) -> dict:
-    analysis = services.version_analysis(version)
+    analysis = version_analysis(version)
     return {nid: rn.params for nid, rn in analysis.nodes.items() if rn.node_type.type == trigger_type}
 
 
@@ -79,7 +80,11 @@ def _schedule_upsert(workflow: Workflow, node_id: str, params) -> None:
     else:
         minute, hour, day_of_month, month, day_of_week = params.cron.split()
         crontab, _ = CrontabSchedule.objects.get_or_create(
-            minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week,
+            minute=minute,
+            hour=hour,
+            day_of_month=day_of_month,
+            month_of_year=month,
+            day_of_week=day_of_week,
             timezone=zoneinfo.ZoneInfo(params.timezone),
         )
         fields.update(crontab=crontab, interval=None)
@@ -124,7 +129,7 @@ def triggers_of(*, workflow: Workflow, base_url: str) -> list[dict]:
     webhooks = {w.node: w for w in Webhook.objects.filter(workflow=workflow)}
     scheduler = None
     listed = []
-    for node_id, rn in sorted(services.version_analysis(version).nodes.items()):
+    for node_id, rn in sorted(version_analysis(version).nodes.items()):
         if not rn.node_type.is_trigger:
             continue
         item = {"node": node_id, "type": rn.node_type.type}
@@ -234,9 +239,16 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
             participant = _payload_participant(workflow, payload.get("participant"))
             thread = _payload_thread(workflow, payload.get("thread"))
             try:
-                run = services.run_create(
-                    version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
-                    thread=thread, idempotency_key=key, trace_context=call.traceparent, participant=participant,
+                run = runs.run_create(
+                    version=version,
+                    trigger="webhook",
+                    trigger_node=webhook.node,
+                    input_text=message,
+                    payload=payload,
+                    thread=thread,
+                    idempotency_key=key,
+                    trace_context=call.traceparent,
+                    participant=participant,
                 )
             except participants.ParticipantInvalid as exc:
                 raise WebhookRejected(409 if isinstance(exc, participants.ParticipantMismatch) else 400, exc.message) from None
@@ -295,9 +307,7 @@ def _payload_thread(workflow: Workflow, name) -> Thread | None:
         return None
     if not isinstance(name, (str, int)) or len(str(name)) > 200:
         raise WebhookRejected(400, "'thread' must be a string (or number) of at most 200 characters")
-    thread, _ = Thread.objects.get_or_create(
-        workflow=workflow, external_id=str(name), defaults={"owner": workflow.owner, "title": f"webhook: {name}"[:200]}
-    )
+    thread, _ = threads.thread_for_key(workflow=workflow, key=str(name), title=f"webhook: {name}"[:200])
     return thread
 
 
@@ -314,12 +324,8 @@ def schedule_fire(*, workflow_id: int, node: str) -> Run | None:
     with transaction.atomic():
         # Lock the workflow row so two ticks cannot both see "nothing running".
         Workflow.objects.select_for_update().filter(pk=workflow_id).first()
-        busy = Run.objects.filter(
-            workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
-        ).exists()
+        busy = Run.objects.filter(workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists()
         if busy:
             logger.info("schedule %s/%s: previous run still going, tick skipped", workflow_id, node)
             return None
-        return services.run_create(
-            version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input
-        )
+        return runs.run_create(version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input)

@@ -1,13 +1,11 @@
-"""Published versions: who published what and when, what changed between two, restoring one into
-the draft, and the version a caller pins (``?version=N`` or ``X-Skein-Version: N``)."""
+"""Published versions (reads): who published what and when, what changed between two, and the
+version a caller pins (``?version=N`` or ``X-Skein-Version: N``). Restoring one into the draft is
+a write: ``services.version_restore``."""
 
 from __future__ import annotations
 
-import copy
-
 from django.db.models import QuerySet
 
-from . import services
 from .models import Workflow, WorkflowVersion
 
 VERSION_HEADER = "X-Skein-Version"
@@ -118,15 +116,3 @@ def _dict_diff(before: dict, after: dict) -> dict:
         for key in sorted(before.keys() | after.keys())
         if before.get(key) != after.get(key)
     }
-
-
-# --- writes -------------------------------------------------------------------------------------
-def version_restore(*, workflow: Workflow, number: int, revision: int | None = None) -> Workflow:
-    """The draft becomes version ``number``'s graph, as a new revision. With ``revision``, only if
-    the draft is still at it (``services.StaleRevision`` otherwise, like any edit)."""
-    version = version_get(workflow=workflow, number=number)
-    if version is None or version.number is None:
-        raise VersionNotFound(f"this workflow has no version {number}")
-    return services.workflow_update(
-        workflow=workflow, revision=workflow.revision if revision is None else revision, graph=copy.deepcopy(version.graph)
-    )

@@ -1,11 +1,13 @@
-"""Waiting for a run to finish across processes (the chat API answers once the turn is done).
+"""Waiting for a run to finish, in one place: the signal a finished run sends, the wait on it
+(``run_wait``), and a request's wait through infrastructure faults (``turn_wait``).
 
+The chat API answers once the turn is done.
 The worker publishes the run's id on one Redis channel after the run's final commit. Each web
 process holds a single subscription to that channel, in a background thread, and wakes the
 requests waiting for that run: a waiting request holds no Redis connection and no database
 connection, so hundreds can wait at once. A signal can be missed (the subscription reconnecting
 after a Redis restart): callers wait in bounded slices and re-read the run between them
-(``api/waits.py``).
+(``turn_wait``).
 
 In the embedded mode a turn runs in the process, usually inside the request that started it; a
 request whose turn is queued behind another turn of its thread waits here too, woken in-process
@@ -16,20 +18,25 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from functools import lru_cache
 
+import redis
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection, connections
+
+from . import mode
+from .models import Run
 
 logger = logging.getLogger("skein.runs")
 
 SUBSCRIBE_WAIT_S = 2.0  # how long a waiter gives a (re)connecting subscription before checking anyway
+SLICE_S = 5.0  # the longest a lost signal can delay an answer
+TRANSIENT = (OperationalError, InterfaceError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
 @lru_cache(maxsize=1)
 def _redis():
-    import redis
-
     return redis.Redis.from_url(settings.REDIS_URL, health_check_interval=30)
 
 
@@ -38,7 +45,7 @@ def _channel() -> str:
 
 
 def signal_run_done(run_id: int) -> None:
-    if settings.FULL_MODE:
+    if mode.full():
         _redis().publish(_channel(), run_id)
     else:
         _local_signals.wake(run_id)
@@ -76,8 +83,6 @@ class _RunSignals:
                         del self._waiters[run_id]
 
     def _listen(self) -> None:
-        import time
-
         while not self._closed:
             try:
                 pubsub = self._pubsub = _redis().pubsub(ignore_subscribe_messages=True)
@@ -140,7 +145,7 @@ _local_signals = _LocalSignals()
 
 
 def wait_for_run(run_id: int, timeout: float) -> bool:
-    from .models import Run
+    """True once the run ended (signalled, or seen in the database); False after ``timeout``."""
 
     def is_done() -> bool:
         done = Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
@@ -150,4 +155,41 @@ def wait_for_run(run_id: int, timeout: float) -> bool:
             connection.close()
         return done
 
-    return (_signals if settings.FULL_MODE else _local_signals).wait(run_id, timeout, is_done)
+    return (_signals if mode.full() else _local_signals).wait(run_id, timeout, is_done)
+
+
+def run_wait(*, run, timeout: float | None = None):
+    """Block until the run finished (or ``timeout``); in the embedded mode it already has."""
+    if not run.is_done:
+        wait_for_run(run.pk, settings.SKEIN_CHAT_WAIT_S if timeout is None else timeout)
+        run.refresh_from_db()
+    return run
+
+
+def turn_wait(*, run, timeout: float | None = None):
+    """A request's wait: the run once it ended, or as it is when ``timeout`` (default
+    SKEIN_CHAT_WAIT_S) ran out.
+
+    In the full mode the run's signal can be lost (Redis restarted between the worker's push and
+    the wait, or the push failed while Redis was down), and the waiting request's database or Redis
+    connection can break meanwhile. The run itself is safe in the database and ends anyway (the
+    worker takes it up again, beat recovers lost tasks), so the request waits on, in slices:
+    between slices it reads the run from the database, over a new connection if need be. The bound
+    stays the caller's; only a fault that outlasts it reaches the client (a 503, see
+    ``api/errors.py``)."""
+    if mode.turns_in_request():  # the turn ran in the request
+        return run_wait(run=run, timeout=timeout)
+    deadline = time.monotonic() + (settings.SKEIN_CHAT_WAIT_S if timeout is None else timeout)
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            run = run_wait(run=run, timeout=max(1.0, min(SLICE_S, remaining)))
+        except TRANSIENT as exc:
+            if time.monotonic() >= deadline or connections["default"].in_atomic_block:
+                raise
+            logger.warning("waiting for run %s: %s: %s; waiting on", run.pk, type(exc).__name__, exc)
+            connections.close_all()  # this request's connections; the next query opens a new one
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            continue
+        if run.is_done or time.monotonic() >= deadline:
+            return run

@@ -24,7 +24,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_the_participant_page_shows_and_edits_facts_and_forgets(page, browser_user, fake_llm):
     fake_llm.responder = extracting_responder
     log_in(page)
-    provider = api_post(page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"})
+    provider = api_post(
+        page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}
+    )
     graph = facts_graph(provider["id"], history={"type": "memory.buffer", "key": "participant"})
     workflow = api_post(page, "/api/workflows/", {"name": "Concierge", "graph": graph})
     first = api_post(page, f"/api/workflows/{workflow['id']}/chat/", {"message": "I live in Lisbon", "participant": "ana@example.com"})
@@ -93,8 +95,12 @@ def facts_site(tmp_path, daphne, user, fake_llm):
 
     auth = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
     base = daphne
-    provider = httpx.post(f"{base}/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"},
-                          headers=auth, timeout=60).json()
+    provider = httpx.post(
+        f"{base}/api/providers/",
+        json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"},
+        headers=auth,
+        timeout=60,
+    ).json()
     graph = facts_graph(provider["id"], history={"type": "memory.buffer", "key": "participant"})
     workflow = httpx.post(f"{base}/api/workflows/", json={"name": "Shop", "graph": graph}, headers=auth, timeout=60).json()
     assert httpx.post(f"{base}/api/workflows/{workflow['id']}/publish/", headers=auth, timeout=60).status_code == 201
@@ -171,8 +177,14 @@ def test_the_test_chat_talks_as_a_participant(page, browser_user, fake_llm):
     from workflows.models import Participant, Run
 
     log_in(page)
-    provider = api_post(page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"})
-    workflow = api_post(page, "/api/workflows/", {"name": "Concierge", "graph": facts_graph(provider["id"], history={"type": "memory.buffer", "key": "participant"})})
+    provider = api_post(
+        page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}
+    )
+    workflow = api_post(
+        page,
+        "/api/workflows/",
+        {"name": "Concierge", "graph": facts_graph(provider["id"], history={"type": "memory.buffer", "key": "participant"})},
+    )
     page.goto(f"/workflows/{workflow['id']}")
     page.get_by_role("tab", name="Test chat").click()
     field = page.get_by_label("Talk as participant")

@@ -14,9 +14,11 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from workflows.analysis import InvalidWorkflow
 from workflows.engine.graph import GraphShapeError
 from workflows.participants import ParticipantInvalid, ParticipantMismatch
-from workflows.services import InvalidWorkflow, NoTrigger, StaleRevision
+from workflows.runs import NoTrigger
+from workflows.services import StaleRevision
 
 logger = logging.getLogger("skein.api")
 

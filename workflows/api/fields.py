@@ -34,23 +34,14 @@ class WarningSerializer(serializers.Serializer):
 
 
 class TurnResultSerializer(serializers.Serializer):
-    run = serializers.IntegerField()
-    thread = serializers.IntegerField(allow_null=True)
+    """A run as the chat endpoints answer once its turn is done (or their wait ran out)."""
+
+    run = serializers.IntegerField(source="pk")
+    thread = serializers.IntegerField(source="thread_id", allow_null=True)
     status = serializers.CharField()
-    reply = serializers.CharField(allow_blank=True)
+    reply = serializers.CharField(source="output", allow_blank=True)
     error = serializers.CharField(allow_blank=True)
     warnings = WarningSerializer(many=True)
-
-
-def turn_result(run) -> dict:
-    return {
-        "run": run.pk,
-        "thread": run.thread_id,
-        "status": run.status,
-        "reply": run.output,
-        "error": run.error,
-        "warnings": run.warnings,
-    }
 
 
 def filtered_page(view, request, *, query_class, select, output_class):

@@ -8,9 +8,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import files
+from workflows.lookups import workflow_or_404
 
 from .hooks import RawBodyParser
-from .workflows import WorkflowOutput, _workflow, workflow_data
+from .workflows import WorkflowOutput, workflow_detail
 
 MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded file
 
@@ -18,9 +19,13 @@ MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded
 class ExportView(APIView):
     """The workflow's draft as a file: no secrets, no database ids (providers by name and kind)."""
 
-    @extend_schema(responses={200: {"type": "object", "properties": {"skein": {"type": "integer"}, "name": {"type": "string"}, "graph": {"type": "object"}}}})
+    @extend_schema(
+        responses={
+            200: {"type": "object", "properties": {"skein": {"type": "integer"}, "name": {"type": "string"}, "graph": {"type": "object"}}}
+        }
+    )
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         response = Response(files.workflow_export(workflow=workflow))
         response["Content-Disposition"] = f'attachment; filename="{files.file_name(workflow.name)}"'
         return response
@@ -34,7 +39,10 @@ class ImportView(APIView):
     parser_classes = [RawBodyParser]
 
     @extend_schema(
-        request={"application/json": {"type": "object"}, "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        request={
+            "application/json": {"type": "object"},
+            "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}},
+        },
         parameters=[OpenApiParameter("name", str, description="a name for the new workflow (default: the file's)")],
         responses={201: WorkflowOutput, 400: OpenApiResponse(description="the file cannot be imported (`detail` says why)")},
     )
@@ -58,9 +66,7 @@ class ImportView(APIView):
             return _refused(exc.message)
         name = (request.query_params.get("name") or "").strip()[:200] or None
         workflow, unmapped = files.workflow_import(owner=request.user, data=data, name=name)
-        output = workflow_data(workflow, request)
-        output["errors"] = unmapped + output["errors"]
-        return Response(output, status=status.HTTP_201_CREATED)
+        return Response(workflow_detail(workflow, request, more_errors=unmapped), status=status.HTTP_201_CREATED)
 
 
 def _refused(message: str) -> Response:

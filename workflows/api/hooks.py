@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 
 from workflows import selectors, telemetry, triggers, versions
 from workflows.models import Webhook
+from workflows.waiting import turn_wait
 
-from .fields import TurnResultSerializer, turn_result
-from .waits import turn_wait
+from .fields import TurnResultSerializer
 
 
 class RawBodyParser(BaseParser):
@@ -43,7 +43,9 @@ class WebhookView(APIView):
             OpenApiParameter("traceparent", str, OpenApiParameter.HEADER, description="W3C trace context: the run's trace continues it"),
             OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, description="a repeated key returns the first run"),
             OpenApiParameter(triggers.TIMESTAMP_HEADER, str, OpenApiParameter.HEADER),
-            OpenApiParameter(triggers.SIGNATURE_HEADER, str, OpenApiParameter.HEADER, description="sha256=HMAC(secret, '<timestamp>.<body>')"),
+            OpenApiParameter(
+                triggers.SIGNATURE_HEADER, str, OpenApiParameter.HEADER, description="sha256=HMAC(secret, '<timestamp>.<body>')"
+            ),
         ],
         responses={202: {"type": "object", "properties": {"run": {"type": "integer"}}}, 200: TurnResultSerializer},
     )
@@ -70,7 +72,7 @@ class WebhookView(APIView):
         if request.query_params.get("wait") in ("1", "true", "yes"):
             run = turn_wait(run=run, timeout=settings.SKEIN_WEBHOOK_WAIT_S)
             if run.is_done:
-                return Response(turn_result(run), status=200)
+                return Response(TurnResultSerializer(run).data, status=200)
         headers = {} if created else {"Idempotent-Replayed": "true"}
         return Response({"run": run.pk, "thread": run.thread_id, "status": run.status}, status=202, headers=headers)
 

@@ -6,12 +6,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import limits
-
-from .workflows import _workflow
+from workflows.lookups import workflow_or_404
 
 
 class LimitSerializer(serializers.Serializer):
-    tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10**12, help_text="tokens a day (prompt + completion)")
+    tokens = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=10**12, help_text="tokens a day (prompt + completion)"
+    )
     cost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=10**6, help_text="US dollars a day")
 
 
@@ -37,7 +38,9 @@ class LimitsOutput(serializers.Serializer):
 
 
 def limits_data(workflow) -> dict:
-    return {**limits.limits_of(workflow), "today": limits.usage_today(workflow_id=workflow.pk), "day_started": limits.day_start()}
+    return LimitsOutput(
+        {**limits.limits_of(workflow), "today": limits.usage_today(workflow_id=workflow.pk), "day_started": limits.day_start()}
+    ).data
 
 
 class LimitsView(APIView):
@@ -46,11 +49,11 @@ class LimitsView(APIView):
 
     @extend_schema(responses={200: LimitsOutput})
     def get(self, request, pk: int):
-        return Response(limits_data(_workflow(request, pk)))
+        return Response(limits_data(workflow_or_404(request, pk)))
 
     @extend_schema(request=LimitsInput, responses={200: LimitsOutput})
     def patch(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = LimitsInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(limits_data(limits.limits_update(workflow=workflow, limits=data.validated_data)))

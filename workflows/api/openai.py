@@ -7,7 +7,7 @@
 
 ``Authorization: Bearer <API token>`` (the token of ``POST /api/auth/token/``). It runs the version
 the widget runs (the published one, or ``?version=N`` / ``X-Skein-Version``) and waits like the
-other chat endpoints: ``api/waits.turn_wait``, or the SSE stream's ``turn_feed``.
+other chat endpoints: ``waiting.turn_wait``, or the SSE stream's ``turn_feed``.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.authtoken.models import Token
 
-from workflows import events, openai_compat, selectors, services, telemetry, versions, widget
+from workflows import analysis, events, openai_compat, runs, selectors, telemetry, versions
 from workflows.limits import spender_caller
 from workflows.models import Run
 from workflows.openai_compat import OpenAIError
 from workflows.text import BadJSON, parse_json
+from workflows.waiting import turn_wait
 
 from .errors import UNAVAILABLE
 from .stream import KEEPALIVE, OPEN, turn_feed
-from .waits import turn_wait
 
 logger = logging.getLogger("skein.api")
 
@@ -62,10 +62,16 @@ def openai_view(view):
         except tuple(UNAVAILABLE) as exc:
             service = next(name for kind, name in UNAVAILABLE.items() if isinstance(exc, kind))
             logger.warning("%s is unavailable: %s: %s", service, type(exc).__name__, exc)
-            return _response(OpenAIError(
-                503, f"{service} is unavailable right now; try again in a moment", type="server_error", code="unavailable",
-                retry=True, headers={"Retry-After": "5"},
-            ))
+            return _response(
+                OpenAIError(
+                    503,
+                    f"{service} is unavailable right now; try again in a moment",
+                    type="server_error",
+                    code="unavailable",
+                    retry=True,
+                    headers={"Retry-After": "5"},
+                )
+            )
         except Exception:
             logger.exception("/v1 request failed")
             return _response(OpenAIError(500, "internal error", type="server_error", code="internal_error"))
@@ -131,9 +137,7 @@ def chat_completions(request):
         thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input, participant=participant)
         if created:
             openai_compat.thread_seed(thread=thread, messages=chat.earlier)
-        run = services.run_create(
-            version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields
-        )
+        run = runs.run_create(version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields)
     run = turn_wait(run=run)
     headers |= {openai_compat.THREAD_HEADER: thread.external_id, "X-Skein-Run": str(run.pk)}
     if run.status != Run.Status.SUCCEEDED:
@@ -152,7 +156,7 @@ def _sse(data) -> str:
 
 async def _chunks(*, version, thread, chat, payload, run_fields):
     """The turn's events as ``chat.completion.chunk`` SSE: the reply's tokens as they come."""
-    reply_nodes = widget.reply_nodes(version.graph)
+    reply_nodes = analysis.reply_nodes(version)
     outputs = sum(1 for n in version.graph.get("nodes", []) if isinstance(n, dict) and n.get("type") == "output")
     # Tokens go out live when one model writes the reply; otherwise the reply goes out whole.
     live = len(reply_nodes) == 1 and outputs == 1
@@ -176,7 +180,7 @@ async def _chunks(*, version, thread, chat, payload, run_fields):
             elif kind == events.RUN_FINISHED:
                 reply, sent = data.get("reply") or "", "".join(streamed)
                 if reply != sent and reply.startswith(sent):
-                    yield chunk({"content": reply[len(sent):]})
+                    yield chunk({"content": reply[len(sent) :]})
                 yield chunk({}, "stop")
                 if chat.include_usage:
                     run = await database_sync_to_async(Run.objects.get)(pk=run_id)

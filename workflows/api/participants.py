@@ -7,7 +7,7 @@ threads, the memories kept under them and their facts; deleting one forgets them
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +17,7 @@ from memory import selectors as memory_selectors
 from memory.api import StrictTextField
 from memory.keys import participant_key
 from workflows import participants, selectors
+from workflows.lookups import found_or_404
 
 from .errors import Conflict
 from .fields import filtered_page
@@ -26,7 +27,9 @@ MAX_ID = 2**63 - 1
 
 class ParticipantOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    participant = serializers.CharField(source="external_id", help_text="the id the caller named (visitor:… for an anonymous widget visitor)")
+    participant = serializers.CharField(
+        source="external_id", help_text="the id the caller named (visitor:… for an anonymous widget visitor)"
+    )
     anonymous = serializers.SerializerMethodField(help_text="an anonymous widget visitor (one browser)")
     thread_count = serializers.IntegerField(required=False)
     created = serializers.DateTimeField()
@@ -111,23 +114,23 @@ class FactsQuery(serializers.Serializer):
 
 
 def _participant(request, pk):
-    participant = selectors.participant_get(owner=request.user, participant_id=pk)
-    if participant is None:
-        raise NotFound("no such participant")
-    return participant
+    return found_or_404(selectors.participant_get(owner=request.user, participant_id=pk), "participant")
 
 
 def _fact(request, pk):
-    fact = memory_selectors.fact_get(owner=request.user, fact_id=pk)
-    if fact is None:
-        raise NotFound("no such fact")
-    return fact
+    return found_or_404(memory_selectors.fact_get(owner=request.user, fact_id=pk), "fact")
 
 
 def participant_detail(participant) -> dict:
     threads = [
-        {"id": t.pk, "workflow": t.workflow_id, "workflow_name": t.workflow.name, "title": t.title, "message_count": t.last_seq,
-         "updated": t.updated}
+        {
+            "id": t.pk,
+            "workflow": t.workflow_id,
+            "workflow_name": t.workflow.name,
+            "title": t.title,
+            "message_count": t.last_seq,
+            "updated": t.updated,
+        }
         for t in selectors.participant_threads(participant=participant)[:500]
     ]
     memories = []
@@ -137,21 +140,40 @@ def participant_detail(participant) -> dict:
             text, through = memory_selectors.summary_state(history=history, summary=summary)
             summaries.append({"node": summary.memory_node, "text": text, "through_seq": through})
         messages = memory_selectors.history_newest(history=history, count=200)
-        memories.append({
-            "workflow": history.workflow_id, "workflow_name": history.workflow.name, "history": history.kind, "name": history.name,
-            "message_count": history.last_seq - history.replaced_through,
-            "messages": [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in messages],
-            "summaries": summaries,
-        })
+        memories.append(
+            {
+                "workflow": history.workflow_id,
+                "workflow_name": history.workflow.name,
+                "history": history.kind,
+                "name": history.name,
+                "message_count": history.last_seq - history.replaced_through,
+                "messages": [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in messages],
+                "summaries": summaries,
+            }
+        )
     facts = memory_selectors.participant_facts(participant_id=participant.pk)
     extractions = [
-        {"id": e.pk, "workflow": e.workflow_id, "node": e.memory_node, "run": e.run_id, "status": e.status, "model": e.model,
-         "added": e.added, "updated": e.updated, "error": e.error, "created": e.created}
+        {
+            "id": e.pk,
+            "workflow": e.workflow_id,
+            "node": e.memory_node,
+            "run": e.run_id,
+            "status": e.status,
+            "model": e.model,
+            "added": e.added,
+            "updated": e.updated,
+            "error": e.error,
+            "created": e.created,
+        }
         for e in memory_selectors.participant_extractions(participant_id=participant.pk)
     ]
     return {
-        **ParticipantOutput(participant).data, "thread_count": len(threads), "threads": threads, "memories": memories,
-        "facts": FactOutput(facts, many=True).data, "extractions": extractions,
+        **ParticipantOutput(participant).data,
+        "thread_count": len(threads),
+        "threads": threads,
+        "memories": memories,
+        "facts": FactOutput(facts, many=True).data,
+        "extractions": extractions,
     }
 
 
@@ -160,7 +182,9 @@ class ParticipantListView(APIView):
 
     @extend_schema(parameters=[ParticipantsQuery], responses={200: ParticipantOutput(many=True)})
     def get(self, request):
-        return filtered_page(self, request, query_class=ParticipantsQuery, select=selectors.participant_list, output_class=ParticipantOutput)
+        return filtered_page(
+            self, request, query_class=ParticipantsQuery, select=selectors.participant_list, output_class=ParticipantOutput
+        )
 
 
 class ParticipantDetailView(APIView):
@@ -202,8 +226,11 @@ class ParticipantFactsView(APIView):
             raise ValidationError({"workflow": "no such workflow"})
         try:
             fact = facts_services.fact_add(
-                workflow_id=workflow.pk, key=participant_key(participant.pk), participant_id=participant.pk,
-                name=_key(data.validated_data["key"]), value=data.validated_data["value"],
+                workflow_id=workflow.pk,
+                key=participant_key(participant.pk),
+                participant_id=participant.pk,
+                name=_key(data.validated_data["key"]),
+                value=data.validated_data["value"],
             )
         except facts_services.FactInputError as exc:
             raise ValidationError({"key": [str(exc)]}) from None
@@ -238,7 +265,9 @@ class FactDetailView(APIView):
         data.is_valid(raise_exception=True)
         name = data.validated_data.get("key")
         try:
-            fact = facts_services.fact_edit(fact=fact, name=_key(name) if name is not None else None, value=data.validated_data.get("value"))
+            fact = facts_services.fact_edit(
+                fact=fact, name=_key(name) if name is not None else None, value=data.validated_data.get("value")
+            )
         except facts_services.FactInputError as exc:
             raise ValidationError({"key": [str(exc)]}) from None
         return Response(FactOutput(fact).data)

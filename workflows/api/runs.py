@@ -1,14 +1,13 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import selectors
+from workflows.lookups import found_or_404
 from workflows.models import Run
 
 from .fields import WarningSerializer, filtered_page
-
 
 MAX_ID = 2**63 - 1
 
@@ -100,7 +99,5 @@ class RunListView(APIView):
 class RunDetailView(APIView):
     @extend_schema(responses={200: RunOutput})
     def get(self, request, pk: int):
-        run = selectors.run_get(owner=request.user, run_id=pk)
-        if run is None:
-            raise NotFound("no such run")
+        run = found_or_404(selectors.run_get(owner=request.user, run_id=pk), "run")
         return Response(RunOutput(run).data)

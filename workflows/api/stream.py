@@ -18,13 +18,12 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
-from workflows import events, participants, selectors, widget
+from workflows import events, participants, streams, widget
+from workflows.lookups import thread_or_404, workflow_or_404
 from workflows.models import Run
-
-from .workflows import _workflow
 
 HEARTBEAT_S = 15.0
 OPEN, KEEPALIVE = "stream.open", "stream.keepalive"  # turn_feed's own markers, not events
@@ -89,22 +88,20 @@ class ChatStreamView(APIView):
         },
     )
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = StreamInput(data=request.data)
         data.is_valid(raise_exception=True)
         message = data.validated_data["message"]
         thread = None
         if data.validated_data.get("thread"):
-            thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
-            if thread is None:
-                raise NotFound("no such thread for this workflow")
+            thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
         try:
-            version = widget.stream_version(workflow=workflow, version=data.validated_data["version"])
+            version = streams.stream_version(workflow=workflow, version=data.validated_data["version"])
         except widget.WidgetError as exc:
             raise Refused(exc) from None
         participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
         participant = participants.thread_participant(thread=thread, participant=participant)  # refused before streaming
-        thread = widget.stream_thread(workflow=workflow, thread=thread, message=message, participant=participant)
+        thread = streams.stream_thread(workflow=workflow, thread=thread, message=message, participant=participant)
         response = StreamingHttpResponse(
             turn_events(version=version, thread=thread, message=message, participant=participant), content_type="text/event-stream"
         )
@@ -152,7 +149,7 @@ async def turn_feed(*, version, thread, message: str, timeout: float | None = No
     await layer.group_add(group, channel)
     stream_id = secrets.token_hex(12)
     start = asyncio.ensure_future(
-        database_sync_to_async(widget.stream_run_start, thread_sensitive=False, executor=widget.turn_executor)(
+        database_sync_to_async(streams.stream_run_start, thread_sensitive=False, executor=streams.turn_executor)(
             version=version, thread=thread, message=message, stream_id=stream_id, payload=payload, **run_fields
         )
     )
@@ -162,7 +159,8 @@ async def turn_feed(*, version, thread, message: str, timeout: float | None = No
     start.add_done_callback(_starts.discard)
     receive: asyncio.Future | None = None
     run_id: int | None = None
-    owners: dict[int, bool] = {}
+    owners: dict[int, bool] = {}  # run id -> started by this stream
+    seen = streams.ConnectionRuns()
     try:
         yield OPEN, None
         while True:
@@ -209,8 +207,7 @@ async def turn_feed(*, version, thread, message: str, timeout: float | None = No
                     if run_id is not None:
                         owners[rid] = rid == run_id
                     else:
-                        marker = await database_sync_to_async(widget.run_marker)(run_id=rid)
-                        owners[rid] = marker["stream"] == stream_id
+                        owners[rid] = (await seen.marks(rid)).stream == stream_id
                         if owners[rid]:
                             yield "accepted", {"run": rid, "thread": thread.pk}
                 if not owners[rid]:

@@ -1,10 +1,10 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import selectors, threads
+from workflows.lookups import thread_or_404
 
 from .errors import Conflict
 from .fields import filtered_page
@@ -28,7 +28,9 @@ class ThreadOutput(serializers.Serializer):
     key = serializers.CharField(source="external_id", allow_null=True, help_text="the caller's key (webhook `thread`, X-Skein-Thread)")
     source = serializers.SerializerMethodField(help_text="widget, api (a key of the caller's) or chat")
     message_count = serializers.IntegerField(source="last_seq")
-    participant = serializers.IntegerField(source="participant_id", allow_null=True, help_text="who talks on it (GET /api/participants/{id}/)")
+    participant = serializers.IntegerField(
+        source="participant_id", allow_null=True, help_text="who talks on it (GET /api/participants/{id}/)"
+    )
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
 
@@ -43,13 +45,6 @@ class ThreadsQuery(serializers.Serializer):
 
 class ThreadRenameInput(serializers.Serializer):
     title = serializers.CharField(max_length=200, allow_blank=True)
-
-
-def thread_or_404(request, pk):
-    thread = selectors.thread_get(owner=request.user, thread_id=pk)
-    if thread is None:
-        raise NotFound("no such thread")
-    return thread
 
 
 class ThreadListView(APIView):

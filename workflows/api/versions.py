@@ -6,9 +6,10 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import versions
+from workflows import services, versions
+from workflows.lookups import workflow_or_404
 
-from .workflows import WorkflowOutput, _workflow, workflow_data
+from .workflows import WorkflowOutput, workflow_detail
 
 
 class VersionOutput(serializers.Serializer):
@@ -33,7 +34,7 @@ class VersionListView(APIView):
 
     @extend_schema(responses={200: VersionOutput(many=True)})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         listed = versions.version_list(workflow=workflow)
         return Response(VersionOutput(listed, many=True, context={"published_id": workflow.published_version_id}).data)
 
@@ -43,14 +44,14 @@ class VersionRestoreView(APIView):
 
     @extend_schema(request=RestoreInput, responses={200: WorkflowOutput, 404: OpenApiResponse(description="no such version")})
     def post(self, request, pk: int, number: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = RestoreInput(data=request.data or {})
         data.is_valid(raise_exception=True)
         try:
-            workflow = versions.version_restore(workflow=workflow, number=number, revision=data.validated_data.get("revision"))
+            workflow = services.version_restore(workflow=workflow, number=number, revision=data.validated_data.get("revision"))
         except versions.VersionNotFound as exc:
             raise NotFound(str(exc)) from None
-        return Response(workflow_data(workflow, request))
+        return Response(workflow_detail(workflow, request))
 
 
 class VersionDiffView(APIView):
@@ -65,7 +66,7 @@ class VersionDiffView(APIView):
         responses={200: {"type": "object"}, 404: OpenApiResponse(description="no such version")},
     )
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         published = workflow.published_version.number if workflow.published_version else None
         try:
             before, old = versions.graph_of(workflow=workflow, which=request.query_params.get("from") or published or "draft")

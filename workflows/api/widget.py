@@ -18,8 +18,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import participants, widget
-
-from .workflows import _workflow
+from workflows.lookups import workflow_or_404
+from workflows.origins import origin_allowed, origin_normalize
 
 WIDGET_SCRIPT = settings.BASE_DIR / "frontend" / "widget" / "dist" / "skein-widget.js"
 
@@ -49,14 +49,16 @@ class WidgetSettingsOutput(serializers.Serializer):
 
 class WidgetSettingsInput(serializers.Serializer):
     allowed_origins = serializers.ListField(
-        child=serializers.CharField(max_length=300), required=False, max_length=100,
+        child=serializers.CharField(max_length=300),
+        required=False,
+        max_length=100,
         help_text="scheme://host[:port] each; https://*.example.com allows its subdomains; [] allows any site",
     )
     theme = ThemeSerializer(required=False)
 
     def validate_allowed_origins(self, value):
         try:
-            return [widget.origin_normalize(origin) for origin in value]
+            return [origin_normalize(origin) for origin in value]
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
@@ -67,15 +69,17 @@ class WidgetRotateInput(serializers.Serializer):
 
 def settings_data(request, workflow) -> dict:
     script_url = request.build_absolute_uri("/widget.js")
-    return {
-        "public_key": workflow.public_key,
-        "published": workflow.published_version_id is not None,
-        "allowed_origins": workflow.allowed_origins or [],
-        "theme": workflow.widget_theme or {},
-        "script_url": script_url,
-        "embed_snippet": f'<script src="{script_url}" data-key="{workflow.public_key}" async></script>',
-        "identity_secret": participants.identity_secret(workflow=workflow),
-    }
+    return WidgetSettingsOutput(
+        {
+            "public_key": workflow.public_key,
+            "published": workflow.published_version_id is not None,
+            "allowed_origins": workflow.allowed_origins or [],
+            "theme": workflow.widget_theme or {},
+            "script_url": script_url,
+            "embed_snippet": f'<script src="{script_url}" data-key="{workflow.public_key}" async></script>',
+            "identity_secret": participants.identity_secret(workflow=workflow),
+        }
+    ).data
 
 
 class WidgetSettingsView(APIView):
@@ -83,11 +87,11 @@ class WidgetSettingsView(APIView):
 
     @extend_schema(responses={200: WidgetSettingsOutput})
     def get(self, request, pk: int):
-        return Response(settings_data(request, _workflow(request, pk)))
+        return Response(settings_data(request, workflow_or_404(request, pk)))
 
     @extend_schema(request=WidgetSettingsInput, responses={200: WidgetSettingsOutput})
     def patch(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = WidgetSettingsInput(data=request.data)
         data.is_valid(raise_exception=True)
         widget.widget_settings_update(
@@ -96,11 +100,12 @@ class WidgetSettingsView(APIView):
         return Response(settings_data(request, workflow))
 
     @extend_schema(
-        request=WidgetRotateInput, responses={201: WidgetSettingsOutput},
-        description="Rotate the public key, or (`{\"rotate\": \"identity_secret\"}`) the identity secret.",
+        request=WidgetRotateInput,
+        responses={201: WidgetSettingsOutput},
+        description='Rotate the public key, or (`{"rotate": "identity_secret"}`) the identity secret.',
     )
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = WidgetRotateInput(data=request.data or {})
         data.is_valid(raise_exception=True)
         if data.validated_data["rotate"] == "identity_secret":
@@ -135,12 +140,12 @@ class WidgetPublicConfigView(APIView):
         workflow = widget.workflow_by_key(public_key=public_key)
         if workflow is None:
             body, code = {"code": "unknown_key", "detail": "This chat widget does not exist (check data-key)."}, 404
-        elif not widget.origin_allowed(workflow=workflow, origin=request.headers.get("Origin")):
+        elif not origin_allowed(workflow=workflow, origin=request.headers.get("Origin")):
             body, code = {"code": "origin_not_allowed", "detail": "This site is not allowed to use this chat widget."}, 403
         elif workflow.published_version_id is None:
             body, code = {"code": "not_published", "detail": "This chatbot is not published yet."}, 409
         else:
-            body, code = widget.widget_config(workflow=workflow), 200
+            body, code = WidgetConfigOutput(widget.widget_config(workflow=workflow)).data, 200
         response = Response(body, status=code)
         response["Access-Control-Allow-Origin"] = request.headers.get("Origin") or "*"
         response["Vary"] = "Origin"

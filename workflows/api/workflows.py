@@ -1,70 +1,69 @@
+from dataclasses import dataclass
 from functools import lru_cache
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import participants, selectors, services, triggers
+from workflows import participants, runs, selectors, services, triggers
+from workflows.analysis import graph_issues
+from workflows.conversation_tests.api import publish
 from workflows.engine.registry import all_node_types
+from workflows.lookups import thread_or_404, workflow_or_404
+from workflows.models import Workflow
+from workflows.waiting import turn_wait
 
-from .fields import GraphField, IssueSerializer, TurnResultSerializer, turn_result
-from .waits import turn_wait
-
-
-class WorkflowOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    graph = serializers.JSONField()
-    revision = serializers.IntegerField()
-    errors = IssueSerializer(many=True)
-    published_version = serializers.IntegerField(allow_null=True)
-    unpublished_changes = serializers.BooleanField(help_text="the draft differs from the published version (which webhooks, schedules and the widget run)")
-    triggers = serializers.ListField(child=serializers.DictField())
-    created = serializers.DateTimeField()
-    updated = serializers.DateTimeField()
+from .fields import GraphField, IssueSerializer, TurnResultSerializer
 
 
 class WorkflowListItem(serializers.Serializer):
+    """A workflow as lists show it: no validation and no triggers (open one for those)."""
+
     id = serializers.IntegerField()
     name = serializers.CharField()
     graph = serializers.JSONField()
     revision = serializers.IntegerField()
-    published_version = serializers.IntegerField(allow_null=True)
+    published_version = serializers.IntegerField(source="published_version.number", allow_null=True)
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
 
 
-def workflow_summary(workflow) -> dict:
-    """A workflow as lists show it: no validation and no triggers (open one for those)."""
-    published = workflow.published_version
-    return {
-        "id": workflow.pk,
-        "name": workflow.name,
-        "graph": workflow.graph,
-        "revision": workflow.revision,
-        "published_version": published.number if published else None,
-        "created": workflow.created,
-        "updated": workflow.updated,
-    }
+class WorkflowOutput(WorkflowListItem):
+    """A workflow as the editor opens it (``workflow_detail``): the draft with its problems."""
+
+    errors = IssueSerializer(many=True)
+    unpublished_changes = serializers.BooleanField(
+        help_text="the draft differs from the published version (which webhooks, schedules and the widget run)"
+    )
+    triggers = serializers.ListField(child=serializers.DictField())
 
 
-def workflow_data(workflow, request) -> dict:
-    return {
-        **workflow_summary(workflow),
-        "errors": services.graph_issues(graph=workflow.graph, owner=workflow.owner),
-        "unpublished_changes": selectors.workflow_unpublished_changes(workflow=workflow),
-        "triggers": triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
-    }
+@dataclass
+class WorkflowDetail:
+    """What ``WorkflowOutput`` shows beyond the stored workflow (read through to it)."""
+
+    workflow: Workflow
+    errors: list[dict]
+    unpublished_changes: bool
+    triggers: list[dict]
+
+    def __getattr__(self, name):
+        return getattr(self.workflow, name)
 
 
-def _workflow(request, pk):
-    workflow = selectors.workflow_get(owner=request.user, workflow_id=pk)
-    if workflow is None:
-        raise NotFound("no such workflow")
-    return workflow
+def workflow_detail(workflow, request, *, more_errors: list[dict] = ()) -> dict:
+    """The editor's view of a workflow: its problems (``more_errors`` first), whether the draft
+    differs from the published version, its triggers with their URLs."""
+    return WorkflowOutput(
+        WorkflowDetail(
+            workflow=workflow,
+            errors=[*more_errors, *graph_issues(graph=workflow.graph, owner=workflow.owner)],
+            unpublished_changes=selectors.workflow_unpublished_changes(workflow=workflow),
+            triggers=triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
+        )
+    ).data
 
 
 class WorkflowCreateInput(serializers.Serializer):
@@ -87,12 +86,15 @@ class NodeTypeOutput(serializers.Serializer):
     outputs = serializers.ListField(child=serializers.DictField())
     dynamic_outputs = serializers.CharField(allow_null=True)
     is_trigger = serializers.BooleanField()
+    summary = serializers.ListField(
+        child=serializers.CharField(), help_text='what the editor shows under the title: parts like "{model}" naming a param'
+    )
     params_schema = serializers.DictField()
 
 
 @lru_cache(maxsize=4)
 def _described(node_types: tuple) -> list[dict]:
-    return [node_type.describe() for node_type in node_types]
+    return NodeTypeOutput([node_type.describe() for node_type in node_types], many=True).data
 
 
 class NodeTypeListView(APIView):
@@ -107,21 +109,23 @@ class WorkflowListView(APIView):
     @extend_schema(responses={200: WorkflowListItem(many=True)})
     def get(self, request):
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self)
-        return paginator.get_paginated_response([workflow_summary(w) for w in page])
+        page = paginator.paginate_queryset(
+            selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self
+        )
+        return paginator.get_paginated_response(WorkflowListItem(page, many=True).data)
 
     @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})
     def post(self, request):
         data = WorkflowCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         workflow = services.workflow_create(owner=request.user, **data.validated_data)
-        return Response(workflow_data(workflow, request), status=status.HTTP_201_CREATED)
+        return Response(workflow_detail(workflow, request), status=status.HTTP_201_CREATED)
 
 
 class WorkflowDetailView(APIView):
     @extend_schema(responses={200: WorkflowOutput})
     def get(self, request, pk: int):
-        return Response(workflow_data(_workflow(request, pk), request))
+        return Response(workflow_detail(workflow_or_404(request, pk), request))
 
     @extend_schema(request=WorkflowUpdateInput, responses={200: WorkflowOutput, 409: None})
     def put(self, request, pk: int):
@@ -132,27 +136,25 @@ class WorkflowDetailView(APIView):
         return self._update(request, pk, partial=True)
 
     def _update(self, request, pk, partial):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = WorkflowUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         if not partial and "graph" not in fields:
             raise serializers.ValidationError({"graph": "PUT replaces the draft: send the whole graph (or use PATCH)"})
         workflow = services.workflow_update(workflow=workflow, **fields)
-        return Response(workflow_data(workflow, request))
+        return Response(workflow_detail(workflow, request))
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
-        _workflow(request, pk).delete()
+        services.workflow_delete(workflow=workflow_or_404(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class PublishView(APIView):
     @extend_schema(request=None, responses={201: {"type": "object", "properties": {"version": {"type": "integer"}}}})
     def post(self, request, pk: int):
-        from workflows.conversation_tests.api import publish  # the tests' publish gate (setting off: a plain publish)
-
-        version = publish(_workflow(request, pk), by=request.user)
+        version = publish(workflow_or_404(request, pk), by=request.user)  # the tests' publish gate (setting off: a plain publish)
         return Response({"version": version.number}, status=status.HTTP_201_CREATED)
 
 
@@ -160,7 +162,8 @@ class ChatInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
     thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
     participant = serializers.JSONField(
-        required=False, allow_null=True,
+        required=False,
+        allow_null=True,
         help_text="who is talking (at most 200 printable characters): memory keyed by participant follows them across threads",
     )
 
@@ -170,17 +173,15 @@ class ChatView(APIView):
 
     @extend_schema(request=ChatInput, responses={200: TurnResultSerializer})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = ChatInput(data=request.data)
         data.is_valid(raise_exception=True)
         thread = None
         if data.validated_data.get("thread"):
-            thread = selectors.thread_get(owner=request.user, thread_id=data.validated_data["thread"], workflow=workflow)
-            if thread is None:
-                raise NotFound("no such thread for this workflow")
+            thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
         participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
-        run = services.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
-        return Response(turn_result(turn_wait(run=run)))
+        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
+        return Response(TurnResultSerializer(turn_wait(run=run)).data)
 
 
 class ManualRunInput(serializers.Serializer):
@@ -192,8 +193,8 @@ class ManualRunView(APIView):
 
     @extend_schema(request=ManualRunInput, responses={200: TurnResultSerializer})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = ManualRunInput(data=request.data)
         data.is_valid(raise_exception=True)
-        run = services.manual_start(workflow=workflow, message=data.validated_data["message"])
-        return Response(turn_result(turn_wait(run=run)))
+        run = runs.manual_start(workflow=workflow, message=data.validated_data["message"])
+        return Response(TurnResultSerializer(turn_wait(run=run)).data)

@@ -7,13 +7,12 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.exceptions import APIException
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows.api.threads import thread_or_404
-from workflows.api.workflows import _workflow
+from workflows.lookups import found_or_404, thread_or_404, workflow_or_404
 
 from . import files, selectors, services
 from .models import ConversationTest, TestRun
@@ -86,8 +85,13 @@ def test_data(test: ConversationTest, targets, last=None) -> dict:
         "name": test.name,
         "turns": test.turns,
         "errors": selectors.test_errors(test=test, targets=targets),
-        "last": None if last is None else {
-            "test_run": last.test_run_id, "version": last.test_run.version_label, "status": last.status, "finished": last.finished,
+        "last": None
+        if last is None
+        else {
+            "test_run": last.test_run_id,
+            "version": last.test_run.version_label,
+            "status": last.status,
+            "finished": last.finished,
         },
         "created": test.created,
         "updated": test.updated,
@@ -105,7 +109,9 @@ class CheckResultOutput(serializers.Serializer):
     passed = serializers.BooleanField(allow_null=True, help_text="null when the check could not be decided (status error)")
     status = serializers.CharField(help_text="passed, failed or error")
     detail = serializers.CharField(help_text="why: the expected text and the reply, the judge's reason, ...")
-    sent = serializers.ListField(child=serializers.DictField(), required=False, help_text="a failed sent_* check: what the node's model was sent")
+    sent = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="a failed sent_* check: what the node's model was sent"
+    )
 
 
 class UsageOutput(serializers.Serializer):
@@ -161,21 +167,41 @@ class TestRunOutput(TestRunSummaryOutput):
 
 def _result_data(result) -> dict:
     return {
-        "id": result.pk, "test": result.test_id, "name": result.name, "status": result.status, "error": result.error,
-        "thread": result.thread_id, "script": result.script, "turns": result.turns, "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens, "cost": result.cost, "duration_ms": result.duration_ms,
+        "id": result.pk,
+        "test": result.test_id,
+        "name": result.name,
+        "status": result.status,
+        "error": result.error,
+        "thread": result.thread_id,
+        "script": result.script,
+        "turns": result.turns,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "cost": result.cost,
+        "duration_ms": result.duration_ms,
     }
 
 
 def test_run_data(test_run: TestRun, *, results: bool = True) -> dict:
     rows = list(test_run.results.all()) if results else None
     data = {
-        "id": test_run.pk, "workflow": test_run.workflow_id, "status": test_run.status, "version": test_run.version_label,
-        "draft_revision": test_run.draft_revision, "purpose": test_run.purpose, "error": test_run.error,
+        "id": test_run.pk,
+        "workflow": test_run.workflow_id,
+        "status": test_run.status,
+        "version": test_run.version_label,
+        "draft_revision": test_run.draft_revision,
+        "purpose": test_run.purpose,
+        "error": test_run.error,
         "total": len(rows) if rows is not None else test_run.results.count(),
-        "passed": test_run.passed, "failed": test_run.failed, "errors": test_run.errors,
-        "prompt_tokens": test_run.prompt_tokens, "completion_tokens": test_run.completion_tokens, "cost": test_run.cost,
-        "created": test_run.created, "started": test_run.started, "finished": test_run.finished,
+        "passed": test_run.passed,
+        "failed": test_run.failed,
+        "errors": test_run.errors,
+        "prompt_tokens": test_run.prompt_tokens,
+        "completion_tokens": test_run.completion_tokens,
+        "cost": test_run.cost,
+        "created": test_run.created,
+        "started": test_run.started,
+        "finished": test_run.finished,
     }
     if rows is not None:
         if not test_run.is_done:  # counts so far, so progress reads right before the run closes
@@ -206,8 +232,11 @@ class VersionField(serializers.Field):
 class RunInput(serializers.Serializer):
     version = VersionField(required=False, default="draft", help_text='a published version number, or "draft" (the default)')
     tests = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, allow_empty=False,
-        max_length=settings.SKEIN_TEST_MAX_TESTS_PER_RUN, help_text="ids of the tests to run (default: all)",
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        required=False,
+        allow_empty=False,
+        max_length=settings.SKEIN_TEST_MAX_TESTS_PER_RUN,
+        help_text="ids of the tests to run (default: all)",
     )
 
 
@@ -226,7 +255,9 @@ class ExportQuery(serializers.Serializer):
 
 
 class SettingsIO(serializers.Serializer):
-    publish_requires_passing = serializers.BooleanField(help_text="publishing runs every test on the draft first and refuses unless all pass")
+    publish_requires_passing = serializers.BooleanField(
+        help_text="publishing runs every test on the draft first and refuses unless all pass"
+    )
 
 
 class SaveAsTestInput(serializers.Serializer):
@@ -235,17 +266,11 @@ class SaveAsTestInput(serializers.Serializer):
 
 # --- views -------------------------------------------------------------------------------------------
 def _test(request, pk) -> ConversationTest:
-    test = selectors.test_get(owner=request.user, test_id=pk)
-    if test is None:
-        raise NotFound("no such test")
-    return test
+    return found_or_404(selectors.test_get(owner=request.user, test_id=pk), "test")
 
 
 def _test_run(request, pk) -> TestRun:
-    test_run = selectors.test_run_get(owner=request.user, test_run_id=pk)
-    if test_run is None:
-        raise NotFound("no such test run")
-    return test_run
+    return found_or_404(selectors.test_run_get(owner=request.user, test_run_id=pk), "test run")
 
 
 class WorkflowTestsView(APIView):
@@ -253,7 +278,7 @@ class WorkflowTestsView(APIView):
 
     @extend_schema(responses={200: TestOutput(many=True)})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         tests = list(selectors.test_list(owner=request.user, workflow=workflow))
         targets = selectors.graph_targets(graph=workflow.graph, owner_id=workflow.owner_id)
         last = selectors.last_results(tests=tests)
@@ -261,7 +286,7 @@ class WorkflowTestsView(APIView):
 
     @extend_schema(request=TestInput, responses={201: TestOutput, 400: OpenApiResponse(description="`errors` keyed by turn and check")})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = TestInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -290,7 +315,7 @@ class TestDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):
-        _test(request, pk).delete()
+        services.conversation_test_delete(test=_test(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -314,7 +339,7 @@ class TestRunStartView(APIView):
 
     @extend_schema(request=RunInput, responses={202: RunStartedOutput})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = RunInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -331,7 +356,7 @@ class WorkflowTestRunsView(APIView):
 
     @extend_schema(responses={200: TestRunSummaryOutput(many=True)})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.test_run_list(owner=request.user, workflow=workflow), request, view=self)
         return paginator.get_paginated_response([test_run_data(r, results=False) for r in page])
@@ -359,7 +384,7 @@ class TestsExportView(APIView):
         responses={(200, "text/plain"): OpenApiResponse(response={"type": "string"}, description="JSONL or CSV")},
     )
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         query = ExportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         fmt = query.validated_data["format"]
@@ -381,7 +406,7 @@ class TestsImportView(APIView):
 
     @extend_schema(request=ImportInput, responses={201: TestOutput(many=True)})
     def post(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = ImportInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -400,12 +425,12 @@ class TestSettingsView(APIView):
 
     @extend_schema(responses={200: SettingsIO})
     def get(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         return Response({"publish_requires_passing": selectors.publish_requires_passing(workflow=workflow)})
 
     @extend_schema(request=SettingsIO, responses={200: SettingsIO})
     def patch(self, request, pk: int):
-        workflow = _workflow(request, pk)
+        workflow = workflow_or_404(request, pk)
         data = SettingsIO(data=request.data)
         data.is_valid(raise_exception=True)
         row = services.test_settings_update(workflow=workflow, **data.validated_data)
@@ -431,7 +456,9 @@ def gate_refusal(test_run: TestRun) -> dict:
         failing = failing_checks(result)
         turn, check = (failing[0][0], failing[0][1]) if failing else (None, None)
         detail = describe_failure(result)
-        failures.append({"test": result.test_id, "name": result.name, "status": result.status, "turn": turn, "check": check, "detail": detail})
+        failures.append(
+            {"test": result.test_id, "name": result.name, "status": result.status, "turn": turn, "check": check, "detail": detail}
+        )
         errors.append({"node": None, "field": "tests", "message": f"test '{result.name}' {result.status}: {detail}"})
     decided = test_run.passed + test_run.failed + test_run.errors
     if not test_run.is_done:

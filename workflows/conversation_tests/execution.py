@@ -15,16 +15,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import async_to_sync, sync_to_async
-
 from django.conf import settings
 from django.db import OperationalError, connections, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from workflows import events, locks
-from workflows import services as workflow_services
-from workflows.models import Run, Thread
-from workflows.services import version_analysis
+from workflows import events, locks, runs, threads, turns
+from workflows.analysis import version_analysis
+from workflows.models import Run
 
 from . import selectors, tasks
 from .checks import ERROR, FAILED, PASSED, TurnOutcome, Verdict, evaluate, result_entry, shown, target_issues
@@ -169,7 +167,7 @@ def _execute(result: TestResult) -> None:
         return
     # A fresh thread for every attempt: thread-keyed memory starts empty and seeds apply.
     with transaction.atomic():
-        thread = Thread.objects.create(workflow=workflow, owner_id=workflow.owner_id, title=f"Test: {result.name}"[:200])
+        thread = threads.thread_create(workflow=workflow, title=f"Test: {result.name}"[:200])
         result.thread = thread
         result.attempts += 1
         result.status = TestResult.Status.RUNNING
@@ -207,16 +205,27 @@ def _turn(result, version, trigger, thread, turn, conversation, targets, owner_i
     """Send one scripted message through the run and turn services, then check what happened."""
     message = turn["message"]
     with transaction.atomic():
-        run = workflow_services.run_create(
-            version=version, trigger=trigger, input_text=message, thread=thread, payload={"message": message} if trigger == "webhook" else {}
+        run = runs.run_create(
+            version=version,
+            trigger=trigger,
+            input_text=message,
+            thread=thread,
+            payload={"message": message} if trigger == "webhook" else {},
         )
     # Take the turn here rather than wait for a worker to (it holds the thread's turn lock, so a
     # worker that gets the enqueued task first runs it instead, and this waits for it).
-    workflow_services.turn_process(run_id=run.pk)
+    turns.turn_process(run_id=run.pk)
     run = _run_wait(run)
     entry = {
-        "message": message, "reply": run.output, "run": run.pk, "status": ERROR, "error": "",
-        "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "cost": run.cost, "checks": [],
+        "message": message,
+        "reply": run.output,
+        "run": run.pk,
+        "status": ERROR,
+        "error": "",
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "cost": run.cost,
+        "checks": [],
     }
     if turn.get("reference"):
         entry["reference"] = turn["reference"]

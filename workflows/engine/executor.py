@@ -1,8 +1,9 @@
 """Runs an analysed graph (DESIGN.md §5).
 
 Walks flow edges from the firing trigger in topological order, skips branches a router did not
-choose, resolves resource ports (memory, llm) when a node runs, and reports each step to the
-``RunServices``. The ``output`` nodes that ran give the reply.
+choose, resolves resource ports (memory, llm) when a node runs (``context.NodeContext``), and reports each
+step to the ``RunServices``. The nodes that ran and returned a ``NodeResult.reply`` (``output``)
+give the reply.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .context import NodeContext
 from .registry import FlowValue, NodeError, NodeResult, PortKind
-from .services import MemoryBinding, RunServices
-from .validation import Analysis, ResolvedNode
+from .services import RunServices
+from .validation import Analysis
 
 
 class RunFailed(Exception):
@@ -29,35 +31,6 @@ class ExecutionResult:
     replies: list[str] = field(default_factory=list)
     ran: list[str] = field(default_factory=list)
     cut: bool = False  # a reply is a model's answer cut at its max_tokens
-
-
-@dataclass
-class NodeContext:
-    node_id: str
-    resolved: ResolvedNode
-    analysis: Analysis
-    services: RunServices
-
-    @property
-    def params(self):
-        return self.resolved.params
-
-    @property
-    def payload(self) -> dict:
-        return self.services.payload
-
-    def consumers(self) -> list[ResolvedNode]:
-        """The nodes this node (a memory) is attached to."""
-        return self.analysis.consumers(self.node_id)
-
-    def memory_bindings(self) -> list[MemoryBinding]:
-        """The memories attached to this node's ``memory`` port (a history and facts, at most one
-        of each), bound to this node as consumer."""
-        return [self.analysis.memory_binding(m.node_id, self.node_id) for m in self.analysis.attached(self.node_id, "memory")]
-
-    def own_memory_binding(self) -> MemoryBinding:
-        """This node's own memory (the node is a memory in the flow), bound to its first consumer."""
-        return self.analysis.memory_binding(self.node_id)
 
 
 def execute(analysis: Analysis, *, trigger_id: str, input_value: FlowValue, services: RunServices) -> ExecutionResult:
@@ -109,14 +82,14 @@ def execute(analysis: Analysis, *, trigger_id: str, input_value: FlowValue, serv
         duration_ms = int((time.monotonic() - started) * 1000)
         for port, value in outcome.outputs.items():
             values[(node_id, port)] = value
-        output_text = outcome.details.pop("output_text", None)
+        output_text = outcome.output_text
         if output_text is None:
             output_text = "\n\n".join(v.text for v in outcome.outputs.values())
-        services.node_finished(node_id, node_type.type, output_text, outcome.details, duration_ms)
+        services.node_finished(node_id, node_type.type, output_text, outcome.step_details(), duration_ms)
         result.ran.append(node_id)
-        if "reply" in outcome.details:
-            result.replies.append(outcome.details["reply"])
-            result.cut = result.cut or bool(outcome.details.get("cut"))
+        if outcome.reply is not None:
+            result.replies.append(outcome.reply)
+            result.cut = result.cut or outcome.reply_cut
 
     result.reply = "\n\n".join(result.replies)
     return result

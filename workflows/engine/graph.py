@@ -58,7 +58,9 @@ class Graph:
                 continue
             node_id = item["id"]
             if not NODE_ID.fullmatch(node_id):
-                issues.append(_issue(None, f"nodes[{index}].id", f"node id '{node_id[:40]}' must be 1-100 letters, digits, '_', '.', ':' or '-'"))
+                issues.append(
+                    _issue(None, f"nodes[{index}].id", f"node id '{node_id[:40]}' must be 1-100 letters, digits, '_', '.', ':' or '-'")
+                )
                 continue
             if node_id in nodes:
                 issues.append(_issue(node_id, "id", f"duplicate node id '{node_id}'"))
@@ -122,9 +124,10 @@ def node_json(node_id: str, node_type: str, x: float = 0, y: float = 0, **data) 
 
 
 def edge_json(source: str, target: str, source_handle: str = "output", target_handle: str = "input") -> dict:
-    """An edge in React Flow's JSON; handle ids are port names."""
+    """An edge in React Flow's JSON; handle ids are port names. The id has the editor's format
+    (``edgeId`` in frontend/src/editor/store.ts)."""
     return {
-        "id": f"{source}.{source_handle}->{target}.{target_handle}",
+        "id": f"e_{source}.{source_handle}-{target}.{target_handle}",
         "source": source,
         "sourceHandle": source_handle,
         "target": target,

@@ -1,19 +1,17 @@
 """Node types: one class per type, declaring its ports, a pydantic params model and ``run``.
 
-The registry is served as JSON (``GET /api/node-types/``) so the editor renders every node from
-its schema.
+The built-in types are listed in ``workflows.nodes.NODE_TYPES`` and registered by the app config
+(``workflows.apps``); the engine imports no node. The registry is served as JSON
+(``GET /api/node-types/``) so the editor renders every node from its schema.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from .executor import NodeContext
 
 
 class PortKind(str, Enum):
@@ -55,6 +53,18 @@ class NodeResult:
     outputs: dict[str, FlowValue]
     # Extra facts recorded on the run step (model, tokens, cost, the route chosen...).
     details: dict[str, Any] = field(default_factory=dict)
+    # The text the participant sees (an ``output`` node): the run's reply joins these.
+    reply: str | None = None
+    # The reply is a model's answer cut at its max_tokens.
+    reply_cut: bool = False
+    # What the run step shows as this node's output, when not its outputs' text (a reply).
+    output_text: str | None = None
+
+    def step_details(self) -> dict[str, Any]:
+        """What the run step records: the details, and the reply when the node gave one."""
+        if self.reply is None:
+            return self.details
+        return {**self.details, "reply": self.reply, **({"cut": True} if self.reply_cut else {})}
 
 
 def issue(node: str | None, field: str | None, message: str) -> dict:
@@ -80,6 +90,9 @@ class NodeType:
     # Runs at the start of the flow even with nothing flowing in, when one of its flow outputs is
     # wired (a memory emitting its messages).
     runs_as_source: ClassVar[bool] = False
+    # What the editor shows under the node's title: parts like "{model}" or " · {timezone}", each
+    # naming one param; a part whose param is empty is left out (the first line, 40 characters).
+    summary: ClassVar[tuple[str, ...]] = ()
 
     def output_ports(self, params: Params) -> tuple[Port, ...]:
         return self.outputs
@@ -100,7 +113,9 @@ class NodeType:
         """Checks beyond the params model that need the graph (e.g. a route with no edge)."""
         return []
 
-    def run(self, ctx: NodeContext, inputs: dict[str, list[FlowValue]]) -> NodeResult:
+    def run(self, ctx, inputs: dict[str, list[FlowValue]]) -> NodeResult:
+        """Run the node: ``ctx`` is an ``engine.context.NodeContext``, ``inputs`` the values that
+        arrived on each flow input."""
         raise NodeError(f"node type {self.type} cannot run on its own")
 
     @classmethod
@@ -114,6 +129,7 @@ class NodeType:
             "outputs": [p.as_json() for p in cls.outputs],
             "dynamic_outputs": cls.dynamic_outputs,
             "is_trigger": cls.is_trigger,
+            "summary": list(cls.summary),
             "params_schema": cls.Params.model_json_schema(),
         }
 
@@ -137,16 +153,15 @@ def register(cls: type[NodeType]) -> type[NodeType]:
     return cls
 
 
+def register_all(classes) -> None:
+    """Register node types in order (the app config registers ``workflows.nodes.NODE_TYPES``)."""
+    for cls in classes:
+        register(cls)
+
+
 def get_node_type(type_name: str) -> NodeType | None:
-    _load_builtin_nodes()
     return _REGISTRY.get(type_name)
 
 
 def all_node_types() -> list[NodeType]:
-    _load_builtin_nodes()
     return list(_REGISTRY.values())
-
-
-def _load_builtin_nodes() -> None:
-    # Importing the node families registers them; done lazily to keep import order simple.
-    from workflows import nodes  # noqa: F401

@@ -1,3 +1,26 @@
-"""Skein's node types, one module per family; importing this package registers them all."""
+"""Skein's built-in node types, one module per family, listed in ``NODE_TYPES``: the app config
+(``workflows.apps``) registers them, in this order (the editor's palette order)."""
 
-from . import llm, memory, output, router, template, triggers  # noqa: F401
+from .llm import LLMNode, ModelNode
+from .memory import BufferMemory, FactsMemory, SummaryMemory, WindowMemory
+from .output import OutputNode
+from .router import LLMRouter, StaticRouter
+from .template import TemplateNode
+from .triggers import ChatTrigger, ManualTrigger, ScheduleTrigger, WebhookTrigger
+
+NODE_TYPES = (
+    LLMNode,
+    ModelNode,
+    BufferMemory,
+    WindowMemory,
+    SummaryMemory,
+    FactsMemory,
+    OutputNode,
+    LLMRouter,
+    StaticRouter,
+    TemplateNode,
+    ChatTrigger,
+    ManualTrigger,
+    WebhookTrigger,
+    ScheduleTrigger,
+)

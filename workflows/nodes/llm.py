@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind, issue, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind, issue
 
 from .common import ModelParams, joined_text, render
 
@@ -45,7 +45,6 @@ def remember(ctx, bindings, user_text: str, model_text: str) -> None:
         ctx.services.memory.record_exchange(binding, user_text, model_text)
 
 
-@register
 class LLMNode(NodeType):
     type = "llm"
     label = "LLM"
@@ -53,11 +52,10 @@ class LLMNode(NodeType):
     description = "Answers the input with a model, seeing the attached memory."
     inputs = (Port("input"), MEMORY_PORT)
     outputs = (Port("output"),)
+    summary = ("{model}",)
 
     class Params(ModelParams):
-        system_prompt: str = Field(
-            "You are a helpful assistant.", max_length=100000, json_schema_extra={"format": "prompt"}
-        )
+        system_prompt: str = Field("You are a helpful assistant.", max_length=100000, json_schema_extra={"format": "prompt"})
         max_tokens: int | None = Field(None, ge=1, le=1_000_000)
 
     def model_ref_of(self, params):
@@ -76,13 +74,13 @@ class LLMNode(NodeType):
         return NodeResult(outputs={"output": FlowValue(result.text, cut=result.cut)}, details=result.details())
 
 
-@register
 class ModelNode(NodeType):
     type = "llm.model"
     label = "Model"
     category = "AI"
     description = "A model to attach to a summarizing memory's llm port (usually a cheaper one)."
     outputs = (Port("llm", PortKind.LLM),)
+    summary = ("{model}",)
 
     class Params(ModelParams):
         max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="Longest answer, in tokens (empty: the provider's default)")

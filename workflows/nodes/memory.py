@@ -15,17 +15,7 @@ from pydantic import Field, model_validator
 from memory import facts as fact_rules
 from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
-from workflows.engine.registry import (
-    FlowValue,
-    NodeError,
-    NodeResult,
-    NodeType,
-    Params,
-    Port,
-    PortKind,
-    issue,
-    register,
-)
+from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue
 
 CONSUMERS = ("llm", "router.llm")
 
@@ -57,6 +47,7 @@ class MemoryNode(NodeType):
     inputs = (Port("set_history", label="set history"),)
     outputs = (Port("memory", PortKind.MEMORY), Port("messages"))
     runs_as_source = True  # with nothing flowing in, a memory whose messages port is wired still emits
+    summary = ("{history} history", " · {max_messages} msgs")
 
     def strategy(self, params, attached) -> memory_spec.Buffer | memory_spec.Window | memory_spec.Summary:
         return memory_spec.Buffer()
@@ -128,7 +119,6 @@ def history_from_input(values: list[FlowValue]) -> list[dict]:
         raise NodeError(f"set_history: invalid message: {exc}") from None
 
 
-@register
 class BufferMemory(MemoryNode):
     type = "memory.buffer"
     label = "Buffer memory"
@@ -138,26 +128,20 @@ class BufferMemory(MemoryNode):
         pass
 
 
-@register
 class WindowMemory(MemoryNode):
     type = "memory.window"
     label = "Window memory"
     description = "Sends the newest messages: the last K, or as many as fit a token limit."
 
     class Params(MemoryParams):
-        max_messages: int | None = Field(
-            None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)"
-        )
-        max_tokens: int | None = Field(
-            None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens"
-        )
+        max_messages: int | None = Field(None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)")
+        max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens")
 
     def strategy(self, params, attached):
         # A limit that is not set does not apply; both set, both hold.
         return memory_spec.Window(max_messages=params.max_messages, max_tokens=params.max_tokens)
 
 
-@register
 class SummaryMemory(MemoryNode):
     type = "memory.summary"
     label = "Summarizing memory"
@@ -198,7 +182,6 @@ class SummaryMemory(MemoryNode):
         return super().check(node_id, params, view) + external_model_issues(node_id, params, view)
 
 
-@register
 class FactsMemory(NodeType):
     type = "memory.facts"
     label = "Facts memory"
@@ -206,13 +189,17 @@ class FactsMemory(NodeType):
     description = "Keeps facts about the participant across threads; sends them before the history and learns new ones after each turn."
     inputs = (Port("llm", PortKind.LLM),)
     outputs = (Port("memory", PortKind.MEMORY),)
+    summary = ("{key} facts",)
 
     class Params(Params):
         llm_source: Literal["from_parent", "external"] = Field(
             "from_parent", description="Extract facts with the consuming node's model, or the model on the llm port"
         )
         extract_prompt: str = Field(
-            fact_rules.DEFAULT_EXTRACT_PROMPT, min_length=1, max_length=20000, json_schema_extra={"format": "prompt"},
+            fact_rules.DEFAULT_EXTRACT_PROMPT,
+            min_length=1,
+            max_length=20000,
+            json_schema_extra={"format": "prompt"},
             description="What to extract after each turn",
         )
         max_facts: int = Field(50, ge=1, le=fact_rules.MAX_FACTS, description="Keep at most this many current facts")
@@ -239,6 +226,10 @@ class FactsMemory(NodeType):
         issues = consumer_issues(node_id, view) + external_model_issues(node_id, params, view)
         if params.llm_source == "from_parent" and not view.outgoing.get("memory"):
             issues.append(
-                issue(node_id, "llm_source", "no model to extract facts with: attach this memory to an llm node, or attach an llm.model and use external")
+                issue(
+                    node_id,
+                    "llm_source",
+                    "no model to extract facts with: attach this memory to an llm node, or attach an llm.model and use external",
+                )
             )
         return issues

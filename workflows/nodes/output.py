@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from workflows.engine.registry import NodeResult, NodeType, Port, register
+from workflows.engine.registry import NodeResult, NodeType, Port
 
 from .common import joined_text
 
 
-@register
 class OutputNode(NodeType):
     type = "output"
     label = "Output"
@@ -17,10 +16,8 @@ class OutputNode(NodeType):
 
     def run(self, ctx, inputs):
         text = reply_capped(joined_text(inputs))
-        details = {"reply": text, "output_text": text}
-        if any(value.cut for value in inputs.get("input", [])):
-            details["cut"] = True  # the reply is a model's answer cut at its max_tokens
-        return NodeResult(outputs={}, details=details)
+        cut = any(value.cut for value in inputs.get("input", []))  # a model's answer cut at its max_tokens
+        return NodeResult(outputs={}, reply=text, reply_cut=cut, output_text=text)
 
 
 def reply_capped(text: str) -> str:

@@ -8,7 +8,7 @@ from functools import lru_cache
 import re2
 from pydantic import Field, field_validator, model_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, issue
 
 from .common import CpuBudget, ModelParams, joined_text
 from .llm import MEMORY_PORT, ask_model, memory_port_issues, remember
@@ -26,7 +26,7 @@ class RouterNode(NodeType):
 
     def check(self, node_id, params, view):
         return [
-            {"node": node_id, "field": "routes", "message": f"route '{route.name}' is not connected to anything"}
+            issue(node_id, "routes", f"route '{route.name}' is not connected to anything")
             for route in params.routes
             if not view.outgoing.get(route.name)
         ]
@@ -50,12 +50,12 @@ class LLMRoute(Params):
     description: str = Field("", max_length=2000)
 
 
-@register
 class LLMRouter(RouterNode):
     type = "router.llm"
     label = "LLM router"
     description = "A model picks one of the named routes; the input passes through."
     inputs = (Port("input"), MEMORY_PORT)
+    summary = ("{model}",)
 
     class Params(ModelParams):
         prompt: str = Field(
@@ -110,9 +110,7 @@ def choose_route(answer: str, names: list[str], default: str) -> str:
 
 class StaticRoute(Params):
     name: str = Field(..., pattern=ROUTE_NAME)
-    match: str = Field(
-        "", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches"
-    )
+    match: str = Field("", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches")
 
     @field_validator("match")
     @classmethod
@@ -122,16 +120,13 @@ class StaticRoute(Params):
         return value
 
 
-@register
 class StaticRouter(RouterNode):
     type = "router.static"
     label = "Rule router"
     description = "Routes by keyword, /regex/ or payload.field=value, with no model call."
 
     class Params(Params):
-        routes: list[StaticRoute] = Field(
-            default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50
-        )
+        routes: list[StaticRoute] = Field(default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50)
         default_route: str = "default"
 
         @model_validator(mode="after")

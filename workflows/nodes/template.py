@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port
 
 from .common import joined_text, render, template_syntax_error
 
 
-@register
 class TemplateNode(NodeType):
     type = "template"
     label = "Template"
@@ -15,6 +14,7 @@ class TemplateNode(NodeType):
     description = "Renders text with Jinja: {{ input }}, {{ payload.field }}, {{ messages }}."
     inputs = (Port("input"),)
     outputs = (Port("output"),)
+    summary = ("{template}",)
 
     class Params(Params):
         template: str = Field("{{ input }}", max_length=50000, json_schema_extra={"format": "prompt"})

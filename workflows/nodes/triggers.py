@@ -7,7 +7,7 @@ import zoneinfo
 from celery.schedules import crontab
 from pydantic import Field, field_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, register
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port
 
 
 class TriggerNode(NodeType):
@@ -23,14 +23,12 @@ class TriggerNode(NodeType):
         return NodeResult(outputs={"output": value})
 
 
-@register
 class ChatTrigger(TriggerNode):
     type = "trigger.chat"
     label = "Chat message"
     description = "A message from the chat widget, the test chat or the chat API."
 
 
-@register
 class ManualTrigger(TriggerNode):
     type = "trigger.manual"
     label = "Manual run"
@@ -40,7 +38,6 @@ class ManualTrigger(TriggerNode):
         input: str = Field("", max_length=20000, description="Default input when Run is pressed without one")
 
 
-@register
 class WebhookTrigger(TriggerNode):
     type = "trigger.webhook"
     label = "Webhook"
@@ -58,19 +55,17 @@ def parse_cron(expression: str) -> crontab:
     return crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week)
 
 
-@register
 class ScheduleTrigger(TriggerNode):
     type = "trigger.schedule"
     label = "Schedule"
     description = "Runs on a cron schedule in a time zone, with a fixed input."
+    summary = ("{cron}", " · {timezone}")
 
     class Params(Params):
         cron: str = Field("0 9 * * *", description="minute hour day-of-month month day-of-week")
         timezone: str = Field("UTC")
         input: str = Field("", max_length=20000, description="The message each run starts with")
-        interval_seconds: int | None = Field(
-            None, ge=1, le=31_536_000, description="Run every N seconds instead of on the cron expression"
-        )
+        interval_seconds: int | None = Field(None, ge=1, le=31_536_000, description="Run every N seconds instead of on the cron expression")
 
         @field_validator("cron")
         @classmethod

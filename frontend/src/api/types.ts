@@ -47,6 +47,8 @@ export interface NodeTypeSpec {
   outputs: PortSpec[];
   dynamic_outputs: string | null;
   is_trigger: boolean;
+  /** What the node shows under its title: parts like "{model}" or " · {timezone}", each naming a param. */
+  summary?: string[];
   params_schema: JSONSchema;
 }
 

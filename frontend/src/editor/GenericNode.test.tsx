@@ -3,7 +3,7 @@ import { ReactFlowProvider } from '@xyflow/react';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { nodeTypes as specs, workflow } from '../test/fixtures';
 import { Canvas } from './Canvas';
-import { registerNodeTypes } from './GenericNode';
+import { registerNodeTypes, summaryOf } from './GenericNode';
 import { useEditor } from './store';
 
 const handles = (nodeId: string, kind: 'source' | 'target') =>
@@ -91,5 +91,17 @@ describe('GenericNode', () => {
     expect(router.querySelector('[data-testid="node-run-error"]')!.textContent).toBe('model not found');
     const summary = document.querySelector('[data-testid="node-summary_1"]')!;
     expect(summary.querySelector('[data-testid="node-warning"]')!.textContent).toContain('summarization timed out');
+  });
+});
+
+describe('the summary under a node title', () => {
+  it('fills in the parts its node type describes, leaving out empty params', () => {
+    const summary = (type: string, data: Record<string, unknown>) => summaryOf(specs.find((s) => s.type === type)!.summary, data);
+    expect(summary('llm', { model: 'gpt-4o-mini' })).toBe('gpt-4o-mini');
+    expect(summary('trigger.schedule', { cron: '0 9 * * *', timezone: 'Europe/Lisbon' })).toBe('0 9 * * * · Europe/Lisbon');
+    expect(summary('memory.window', { history: 'global', max_messages: null })).toBe('global history');
+    expect(summary('memory.summary', { history: 'named', max_messages: 20 })).toBe('named history · 20 msgs');
+    expect(summary('template', { template: `Dear {{ payload.name }},\nthanks` })).toBe('Dear {{ payload.name }},');
+    expect(summary('output', {})).toBeNull();
   });
 });

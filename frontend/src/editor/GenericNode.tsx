@@ -22,15 +22,16 @@ function defaultsOf(schema: JSONSchema): Record<string, unknown> {
   return defaults;
 }
 
-function summaryOf(data: Record<string, unknown>): string | null {
-  if (typeof data.model === 'string' && data.model) return data.model;
-  if (typeof data.cron === 'string') return `${data.cron}${data.timezone ? ` · ${data.timezone}` : ''}`;
-  if (typeof data.history === 'string') {
-    const limit = typeof data.max_messages === 'number' ? ` · ${data.max_messages} msgs` : '';
-    return `${data.history} history${limit}`;
-  }
-  if (typeof data.template === 'string') return data.template.split('\n')[0].slice(0, 40);
-  return null;
+/** The node type's summary (``NodeTypeSpec.summary``) filled in: a part whose param is empty is
+ * left out; each value shows its first line, at most 40 characters. */
+export function summaryOf(parts: string[] | undefined, data: Record<string, unknown>): string | null {
+  const shown = (parts ?? []).flatMap((part) => {
+    const named = /\{(\w+)\}/.exec(part);
+    const value = named ? data[named[1]] : undefined;
+    if (!named || value === undefined || value === null || value === '' || typeof value === 'object') return [];
+    return [part.replace(named[0], String(value).split('\n')[0].slice(0, 40))];
+  });
+  return shown.length ? shown.join('') : null;
 }
 
 const SIDE = { left: Position.Left, right: Position.Right, top: Position.Top, bottom: Position.Bottom };
@@ -102,7 +103,7 @@ function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
 
   const portIssues = new Set(issues.map((i) => i.field ?? ''));
   const rows = Math.max(flowIn.length, flowOut.length);
-  const summary = summaryOf(spec ? { ...defaultsOf(spec.params_schema), ...data } : data);
+  const summary = spec ? summaryOf(spec.summary, { ...defaultsOf(spec.params_schema), ...data }) : null;
   const classes = [
     'sk-node',
     categoryClass(spec?.category),

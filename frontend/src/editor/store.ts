@@ -67,6 +67,13 @@ export interface EditorState {
   runState: Record<string, NodeRunState>;
   lastRunId: number | null;
 
+  /** Bookkeeping the canvas never draws: the field edit an undo step may extend, the nodes as a
+   * drag began, how many pastes of the clipboard so far, the save on its way. */
+  lastEdit: { key: string; at: number } | null;
+  dragStart: Snapshot | null;
+  pasteCount: number;
+  inflightSave: Promise<boolean> | null;
+
   setSpecs: (specs: NodeTypeSpec[]) => void;
   setModelDefault: (choice: ModelChoice | null) => void;
   load: (workflow: Workflow) => void;
@@ -93,10 +100,40 @@ export interface EditorState {
   clearRun: () => void;
 }
 
-let lastEdit: { key: string; at: number } | null = null;
-let dragStart: Snapshot | null = null;
-let pasteCount = 0;
-let inflightSave: Promise<boolean> | null = null;
+type Actions = { [K in keyof EditorState as EditorState[K] extends (...args: never[]) => unknown ? K : never]: EditorState[K] };
+type Data = Omit<EditorState, keyof Actions>;
+
+/** A workflow's editing state as it starts: written once, for the store and for ``load``. */
+const FRESH_DRAFT = {
+  issues: [],
+  changeCount: 0,
+  savedCount: 0,
+  saving: false,
+  saveError: null,
+  conflict: null,
+  past: [],
+  future: [],
+  runState: {},
+  lastRunId: null,
+  lastEdit: null,
+  dragStart: null,
+  pasteCount: 0,
+} satisfies Partial<Data>;
+
+const INITIAL: Data = {
+  specs: {},
+  workflowId: null,
+  name: '',
+  revision: 0,
+  publishedVersion: null,
+  unpublishedChanges: false,
+  modelDefault: null,
+  nodes: [],
+  edges: [],
+  clipboard: null,
+  inflightSave: null,
+  ...FRESH_DRAFT,
+};
 
 function snapshot(state: Pick<EditorState, 'nodes' | 'edges'>): Snapshot {
   return { nodes: state.nodes, edges: state.edges };
@@ -189,10 +226,11 @@ export const useEditor = create<EditorState>()((set, get) => {
   const commit = (next: Partial<Snapshot> & Partial<EditorState>, options: { coalesceKey?: string } = {}) => {
     const state = get();
     const now = Date.now();
+    const { lastEdit } = state;
     const coalesce = options.coalesceKey && lastEdit?.key === options.coalesceKey && now - lastEdit.at < COALESCE_MS;
-    lastEdit = options.coalesceKey ? { key: options.coalesceKey, at: now } : null;
     set({
       ...next,
+      lastEdit: options.coalesceKey ? { key: options.coalesceKey, at: now } : null,
       past: coalesce ? state.past : [...state.past, snapshot(state)].slice(-HISTORY_LIMIT),
       future: [],
       changeCount: state.changeCount + 1,
@@ -200,36 +238,15 @@ export const useEditor = create<EditorState>()((set, get) => {
   };
 
   return {
-    specs: {},
-    workflowId: null,
-    name: '',
-    revision: 0,
-    publishedVersion: null,
-    unpublishedChanges: false,
-    modelDefault: null,
-    nodes: [],
-    edges: [],
-    issues: [],
-    changeCount: 0,
-    savedCount: 0,
-    saving: false,
-    saveError: null,
-    conflict: null,
-    past: [],
-    future: [],
-    clipboard: null,
-    runState: {},
-    lastRunId: null,
+    ...INITIAL,
 
     setSpecs: (specs) => set({ specs: Object.fromEntries(specs.map((s) => [s.type, s])) }),
 
     setModelDefault: (choice) => set({ modelDefault: choice }),
 
     load: (workflow) => {
-      lastEdit = null;
-      dragStart = null;
-      pasteCount = 0;
       set({
+        ...FRESH_DRAFT,
         workflowId: workflow.id,
         name: workflow.name,
         revision: workflow.revision,
@@ -237,15 +254,6 @@ export const useEditor = create<EditorState>()((set, get) => {
         unpublishedChanges: workflow.unpublished_changes ?? false,
         ...fromGraph(workflow.graph),
         issues: workflow.errors ?? [],
-        changeCount: 0,
-        savedCount: 0,
-        saving: false,
-        saveError: null,
-        conflict: null,
-        past: [],
-        future: [],
-        runState: {},
-        lastRunId: null,
       });
     },
 
@@ -256,18 +264,17 @@ export const useEditor = create<EditorState>()((set, get) => {
       const dragEnded = content.some((c) => c.type === 'position' && !c.dragging);
       const nodes = applyNodeChanges(changes, state.nodes);
       if (content.length === 0 || (dragging && !dragEnded)) {
-        if (dragging && !dragStart) dragStart = snapshot(state);
-        set({ nodes });
+        set(dragging && !state.dragStart ? { nodes, dragStart: snapshot(state) } : { nodes });
         return;
       }
       const removed = new Set(content.filter((c) => c.type === 'remove').map((c) => c.id));
       const edges = removed.size ? state.edges.filter((e) => !removed.has(e.source) && !removed.has(e.target)) : state.edges;
-      const before = dragStart ?? snapshot(state);
-      dragStart = null;
-      lastEdit = null;
+      const before = state.dragStart ?? snapshot(state);
       set({
         nodes,
         edges,
+        dragStart: null,
+        lastEdit: null,
         past: [...state.past, before].slice(-HISTORY_LIMIT),
         future: [],
         changeCount: state.changeCount + 1,
@@ -342,10 +349,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       const nodes = state.nodes.filter((n) => n.selected);
       const ids = new Set(nodes.map((n) => n.id));
       const edges = state.edges.filter((e) => ids.has(e.source) && ids.has(e.target));
-      if (nodes.length) {
-        set({ clipboard: { nodes, edges } });
-        pasteCount = 0;
-      }
+      if (nodes.length) set({ clipboard: { nodes, edges }, pasteCount: 0 });
       return nodes.length;
     },
 
@@ -353,7 +357,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       const state = get();
       const clip = state.clipboard;
       if (!clip?.nodes.length) return 0;
-      pasteCount += 1;
+      const pasteCount = state.pasteCount + 1;
       const offset = 40 * pasteCount;
       const taken = state.nodes.map((n) => n.id);
       const ids = new Map<string, string>();
@@ -376,6 +380,7 @@ export const useEditor = create<EditorState>()((set, get) => {
       commit({
         nodes: [...state.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), ...pasted],
         edges: [...state.edges.map((e) => (e.selected ? { ...e, selected: false } : e)), ...pastedEdges],
+        pasteCount,
       });
       return pasted.length;
     },
@@ -384,9 +389,9 @@ export const useEditor = create<EditorState>()((set, get) => {
       const state = get();
       const previous = state.past[state.past.length - 1];
       if (!previous) return;
-      lastEdit = null;
       set({
         ...previous,
+        lastEdit: null,
         past: state.past.slice(0, -1),
         future: [snapshot(state), ...state.future],
         changeCount: state.changeCount + 1,
@@ -397,9 +402,9 @@ export const useEditor = create<EditorState>()((set, get) => {
       const state = get();
       const next = state.future[0];
       if (!next) return;
-      lastEdit = null;
       set({
         ...next,
+        lastEdit: null,
         past: [...state.past, snapshot(state)],
         future: state.future.slice(1),
         changeCount: state.changeCount + 1,
@@ -407,12 +412,12 @@ export const useEditor = create<EditorState>()((set, get) => {
     },
 
     save: async () => {
-      while (inflightSave) await inflightSave;
+      while (get().inflightSave) await get().inflightSave;
       const state = get();
       if (state.workflowId === null || state.conflict) return false;
       if (state.changeCount === state.savedCount) return true;
       const sent = state.changeCount;
-      inflightSave = (async () => {
+      const saving = (async () => {
         set({ saving: true });
         try {
           const saved = await api.saveWorkflow(state.workflowId!, {
@@ -435,10 +440,11 @@ export const useEditor = create<EditorState>()((set, get) => {
           else set({ saveError: (error as Error).message, saving: false });
           return false;
         } finally {
-          inflightSave = null;
+          set({ inflightSave: null });
         }
       })();
-      return inflightSave;
+      set({ inflightSave: saving });
+      return saving;
     },
 
     setIssues: (issues) => set({ issues }),

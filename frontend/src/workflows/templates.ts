@@ -1,6 +1,7 @@
 // Starter workflows shown on the workflow list. Params left out take the node type's defaults;
 // nodes that call a model get the installation's default model when created (editor/models.ts).
 import type { Graph } from '../api/types';
+import { edgeId } from '../editor/store';
 
 export interface Template {
   key: string;
@@ -10,7 +11,7 @@ export interface Template {
 }
 
 const edge = (source: string, sourceHandle: string, target: string, targetHandle: string) => ({
-  id: `e_${source}.${sourceHandle}-${target}.${targetHandle}`,
+  id: edgeId({ source, sourceHandle, target, targetHandle }),
   source,
   sourceHandle,
   target,

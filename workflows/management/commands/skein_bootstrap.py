@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from workflows import demo
+from workflows import demo, mode
 from workflows.models import Provider
 from workflows.selectors import model_default
 from workflows.services import provider_create, workflow_publish
@@ -33,13 +33,16 @@ class Command(BaseCommand):
     help = "Create the first account (if none exists), its local-model provider and demo workflows, and print how to log in."
 
     def add_arguments(self, parser):
-        full = settings.FULL_MODE
-        parser.add_argument("--username", default=os.environ.get("SKEIN_ADMIN_USER" if full else "SKEIN_DEMO_USER", "admin" if full else "demo"))
+        full = mode.full()
+        parser.add_argument("--username", default=settings.SKEIN_ADMIN_USER if full else settings.SKEIN_DEMO_USER)
         parser.add_argument(
-            "--password", default=os.environ.get("SKEIN_ADMIN_PASSWORD" if full else "SKEIN_DEMO_PASSWORD") or ("" if full else "demo"),
+            "--password",
+            default=settings.SKEIN_ADMIN_PASSWORD if full else (settings.SKEIN_DEMO_PASSWORD or "demo"),
             help="full mode: default SKEIN_ADMIN_PASSWORD, else a random password (printed)",
         )
-        parser.add_argument("--demos", action="store_true", help="add any missing demo workflow, even if the account had its local provider")
+        parser.add_argument(
+            "--demos", action="store_true", help="add any missing demo workflow, even if the account had its local provider"
+        )
         parser.add_argument("--no-demos", action="store_true", help="create no demo workflows")
 
     def handle(self, *args, username, password, demos, no_demos, **options):
@@ -49,11 +52,12 @@ class Command(BaseCommand):
         self._retire_demo_superuser(users)
         if not users.objects.exists():
             account = self._first_account(users, username, password)
-            login = f"{username} / {password}" if not settings.FULL_MODE else f"{username} (the password printed above)"
+            login = f"{username} / {password}" if not mode.full() else f"{username} (the password printed above)"
         else:
             account = users.objects.filter(username=username).first() or users.objects.order_by("pk").first()
             login = (
-                f"{username} (password: {password}, unless you changed it)" if account.username == username and not settings.FULL_MODE
+                f"{username} (password: {password}, unless you changed it)"
+                if account.username == username and not mode.full()
                 else "the account you created earlier"
             )
 
@@ -76,7 +80,8 @@ class Command(BaseCommand):
         default = model_default(owner=account)
         on = Provider.objects.filter(pk=default["provider"]).first()
         model = (
-            "a small local model (SmolLM2-135M), no API key needed" if on is not None and on.kind == "local"
+            "a small local model (SmolLM2-135M), no API key needed"
+            if on is not None and on.kind == "local"
             else f"{default['model']}" + (f" on {on.name}" if on is not None else "")
         )
         self.stdout.write(
@@ -86,7 +91,7 @@ class Command(BaseCommand):
         )
 
     def _first_account(self, users, username: str, password: str):
-        if not settings.FULL_MODE:
+        if not mode.full():
             account = users.objects.create_user(username=username, email="", password=password)
             self.stdout.write(self.style.SUCCESS(f"Created the first account: {username} / {password}"))
             return account
@@ -108,7 +113,7 @@ class Command(BaseCommand):
         demo_account = users.objects.filter(username="demo").first()
         if demo_account is None or not demo_account.check_password("demo"):
             return
-        if settings.FULL_MODE:
+        if mode.full():
             password = secrets.token_urlsafe(18)
             demo_account.set_password(password)
             demo_account.is_superuser = demo_account.is_staff = False

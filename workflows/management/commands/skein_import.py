@@ -6,7 +6,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from workflows import files, services
+from workflows import analysis, files, services
 from workflows.models import Workflow
 
 
@@ -49,7 +49,7 @@ class Command(BaseCommand):
         if publish:
             try:
                 version = services.workflow_publish(workflow=workflow, by=owner)
-            except services.InvalidWorkflow as exc:
+            except analysis.InvalidWorkflow as exc:
                 problems = "; ".join(f"{i['node'] or '-'}: {i['message']}" for i in exc.issues)
                 raise CommandError(f"not published, the workflow has errors: {problems}") from None
             self.stdout.write(self.style.SUCCESS(f"published version {version.number}"))
