@@ -75,6 +75,9 @@ class Process:
         self.name = name
         self.log_path = log_dir / f"{name}.log"
         self.log = open(self.log_path, "w")
+        # This checkout's code, whatever checkout the venv's editable install points at: a console
+        # script (daphne, celery) does not put its working directory on sys.path.
+        env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))}
         self.proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def output(self) -> str:
