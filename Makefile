@@ -45,8 +45,9 @@ lint: setup
 
 # Side-by-side benchmarks (bench/README.md): `bench` measures and writes bench/RESULTS.md;
 # `bench-quick` is CI's smoke run (tiny sizes, every code path, asserts no speed).
+# PEER=langflow adds Langflow side by side (installed with uv into bench/.peers/, not the venv).
 bench: setup frontend browser-deps
-	$(BIN)/python -m bench $(BENCH_ARGS)
+	$(BIN)/python -m bench $(BENCH_ARGS) $(if $(PEER),--peer $(PEER))
 
 bench-quick: setup frontend browser-deps
 	$(BIN)/python -m bench --quick $(BENCH_ARGS)

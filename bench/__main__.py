@@ -25,8 +25,11 @@ BENCHMARKS = {
     "throughput": "bench.throughput",
     "streaming": "bench.streaming",
     "editor": "bench.editor",
+    "memory_quality": "bench.memory_quality",
+    "langflow": "bench.peer_langflow",
 }
-NEEDS_PG = {"memory", "overhead", "throughput", "streaming"}
+PEERS = {"langflow"}  # run only when asked (``--peer``): they install another product
+NEEDS_PG = {"memory", "overhead", "throughput", "streaming", "memory_quality", "langflow"}
 
 
 def _terminate(signum, frame):
@@ -38,6 +41,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, a few seconds each")
     parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), metavar="NAME",
                         help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
+    parser.add_argument("--peer", action="append", choices=sorted(PEERS), default=[],
+                        help="also run a peer product side by side (installs it in a venv of its own)")
     parser.add_argument("--profile", action="store_true", help="run py-spy on Skein's processes (bench/profiles/)")
     parser.add_argument("--keep-logs", action="store_true", help="keep the stacks' process logs (temp directories)")
     parser.add_argument("--keep-db", action="store_true", help="keep the bench PostgreSQL database afterwards")
@@ -46,7 +51,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     PROFILE["enabled"] = args.profile
     KEEP_LOGS["enabled"] = args.keep_logs
-    selected = args.only or list(BENCHMARKS)
+    selected = (args.only or [name for name in BENCHMARKS if name not in PEERS]) + args.peer
     suffix = "-quick" if args.quick else ""
     json_path = BENCH_DIR / f"results{suffix}.json"
     md_path = BENCH_DIR / f"RESULTS{suffix}.md"

@@ -45,6 +45,9 @@ def render(payload: dict) -> str:
         if bench.get("message"):
             lines.append(bench["message"])
             lines.append("")
+        if bench.get("details", {}).get("markdown"):
+            lines.append(bench["details"]["markdown"])
+            lines.append("")
         notes = bench.get("details", {}).get("notes") or []
         for note in notes:
             lines.append(f"- {note}")

@@ -156,7 +156,8 @@ class MemoryRuntime:
                 raise RuntimeError("no summarizer model is attached")
             call = self._bind_model(spec.node, model, stream=False)
             result = summarize(lambda messages, deadline: call(messages, deadline=deadline), request, timeout=timeout)
-            text = summary_from_reply(previous_summary=plan.summary, reply=result.text)
+            text = summary_from_reply(previous_summary=plan.summary, reply=result.text, messages=plan.to_summarize,
+                                      prompt=strategy.prompt, request=request)
             if not text:
                 raise RuntimeError("the summarizer answered with an empty summary")
         except Exception as exc:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 
 from workflows.engine.services import ModelRef
 
+from .summary_prompt import DEFAULT_SUMMARY_MAX_TOKENS, is_default
+
 GLOBAL, NODE, NAMED = "global", "node", "named"
 THREAD, RUN, PARTICIPANT = "thread", "run", "participant"
 
@@ -72,7 +74,8 @@ class Summary:
             return self.external_model
         if consumer_model is None:
             return None
-        return replace(consumer_model, temperature=FROM_PARENT_TEMPERATURE, max_tokens=None)
+        max_tokens = DEFAULT_SUMMARY_MAX_TOKENS if is_default(self.prompt) else None
+        return replace(consumer_model, temperature=FROM_PARENT_TEMPERATURE, max_tokens=max_tokens)
 
     def summarizer_node(self, consumer_node: str | None) -> str | None:
         return self.external_node if self.external else consumer_node

@@ -112,8 +112,12 @@ def test_seed_messages_apply_in_a_test_thread(api, make_workflow, provider):
     assert run_tests(api, workflow["id"])["status"] == "passed"
 
 
+# What the participant said about themselves, quoted, then the summarizer's narrative.
+SUMMARY = 'Facts from the user (quoted, newest last):\n- "I am Ada"\n\nConversation so far:\nAda lives in Lisbon.'
+
+
 def test_summary_contains_reads_the_running_summary(api, make_workflow, provider, fake_llm):
-    fake_llm.responder = lambda r: Reply(text="SUMMARY: Ada lives in Lisbon" if r.model == "cheap" else f"echo: {r.last_user}")
+    fake_llm.responder = lambda r: Reply(text="Ada lives in Lisbon." if r.model == "cheap" else f"echo: {r.last_user}")
     workflow = make_workflow(chat_graph(
         provider.pk, memory={"type": "memory.summary", "max_messages": 4, "keep_last": 2, "llm_source": "external"},
         summarizer={"model": "cheap", "provider": provider.pk},
@@ -124,8 +128,8 @@ def test_summary_contains_reads_the_running_summary(api, make_workflow, provider
         {"message": "what do you know?", "expect": [
             {"summary_contains": {"memory": "mem", "text": "Lisbon"}},
             {"summary_contains": {"memory": "mem", "text": "Paris"}},
-            {"sent_contains": {"node": "agent", "text": "Summary of the earlier conversation:\nSUMMARY: Ada lives in Lisbon"}},
-            {"sent_excludes": {"node": "agent", "text": "I am Ada"}},
+            {"sent_contains": {"node": "agent", "text": "Summary of the earlier conversation:\n" + SUMMARY}},
+            {"sent_excludes": {"node": "agent", "text": "echo: I am Ada"}},  # summarized away (its words are quoted)
         ]},
     ]
     create_test(api, workflow["id"], turns)
@@ -133,7 +137,7 @@ def test_summary_contains_reads_the_running_summary(api, make_workflow, provider
     checks = checks_of(run)
     assert [c["passed"] for c in checks] == [False, True, False, True, True], checks
     assert "has no summary yet" in checks[0]["detail"]
-    assert "the summary is 'SUMMARY: Ada lives in Lisbon'" in checks[2]["detail"]
+    assert f"the summary is {SUMMARY!r}" in checks[2]["detail"]
     # the summarizer's tokens are the turns' own: they count in the test run's cost
     assert run["prompt_tokens"] == sum(t["prompt_tokens"] for t in run["results"][0]["turns"]) == 4 * 11
 

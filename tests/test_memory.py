@@ -9,6 +9,7 @@ from django.test import override_settings
 
 from memory.models import HistoryMessage, Summarization
 from memory.strategies import SUMMARY_PREFIX
+from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT, NEW_FROM_USER
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
 from workflows.models import Message
@@ -71,9 +72,18 @@ def summarizing_workflow(make_workflow, provider, **memory):
     return make_workflow(chat_graph(provider.pk, memory=params, summarizer=summarizer))
 
 
+def is_summary_request(request) -> bool:
+    return bool(request.messages) and request.messages[0]["content"] == DEFAULT_SUMMARY_PROMPT
+
+
+def new_user_lines(content: str) -> list[str]:
+    """The participant's messages in a default summary request (one ``- `` line each)."""
+    return [line[2:] for line in content.partition(NEW_FROM_USER)[2].splitlines() if line.startswith("- ")]
+
+
 def summary_responder(request):
-    if request.model == "cheap-model" or (request.messages and "running summary" in request.messages[0]["content"]):
-        covered = request.messages[-1]["content"].count("user:")
+    if request.model == "cheap-model" or is_summary_request(request):
+        covered = len(new_user_lines(request.messages[-1]["content"]))
         return Reply(text=f"SUMMARY({covered} user msgs)")
     return Reply(text=f"echo: {request.last_user}")
 
@@ -86,9 +96,10 @@ def test_summary_memory_summarizes_at_the_threshold_and_keeps_the_newest(make_wo
     summarizer_calls = fake_llm.requests_for("cheap-model")
     assert len(summarizer_calls) == 1  # at turn 4 the history reached 6 messages
     first = summarizer_calls[0]
-    assert "Existing summary:\n(none yet)" in first.messages[1]["content"]
-    assert "user: m1" in first.messages[1]["content"] and "user: m3" not in first.messages[1]["content"]
-    assert "assistant: echo: m2" in first.messages[1]["content"]
+    assert first.messages[0]["content"] == DEFAULT_SUMMARY_PROMPT
+    assert "Summary so far:\n(none yet)" in first.messages[1]["content"]
+    # the participant's own messages only (user-only grounding), the newest 2 messages kept out
+    assert new_user_lines(first.messages[1]["content"]) == ["m1", "m2"] and "echo: m2" not in first.messages[1]["content"]
 
     # turn 4: summary of m1..m2 (4 messages) + the newest 2 + the input
     assert agent_requests(fake_llm)[3].messages == [
@@ -117,9 +128,9 @@ def test_summary_is_extended_with_the_previous_summary(make_workflow, provider, 
     calls = fake_llm.requests_for("cheap-model")
     assert len(calls) == 2  # at turns 4 and 6, each time the history reached 6 messages
     second = calls[1].messages[1]["content"]
-    assert "Existing summary:\nSUMMARY(2 user msgs)" in second
+    assert "Summary so far:\nSUMMARY(2 user msgs)" in second
     # the second summarization folds in only what the first did not cover, and keeps the newest 2
-    assert "user: m1\n" not in second and "user: m3" in second and "echo: m4" in second and "m5" not in second
+    assert new_user_lines(second) == ["m3", "m4"]
     assert agent_requests(fake_llm)[-1].messages == [
         SYSTEM, {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"}, u("m5"), a("echo: m5"), u("m6"),
     ]
@@ -129,7 +140,7 @@ def test_from_parent_summarizes_with_the_agents_model(make_workflow, provider, c
     fake_llm.responder = summary_responder
     workflow = summarizing_workflow(make_workflow, provider, llm_source="from_parent")
     converse(chat, workflow["id"], [f"m{i}" for i in range(1, 5)])
-    summary_calls = [r for r in agent_requests(fake_llm) if "running summary" in r.messages[0]["content"]]
+    summary_calls = [r for r in agent_requests(fake_llm) if is_summary_request(r)]
     assert len(summary_calls) == 1 and not fake_llm.requests_for("cheap-model")
 
 
@@ -261,7 +272,7 @@ def test_set_history_replaces_and_resets_the_summary(make_workflow, provider, ch
     workflow = make_workflow(graph)
     assert workflow["errors"] == []
     turns = converse(chat, workflow["id"], ["m1", "m2", "m3"])
-    assert any("running summary" in r.messages[0]["content"] for r in agent_requests(fake_llm))
+    assert any(is_summary_request(r) for r in agent_requests(fake_llm))
 
     from workflows import runs
     from workflows.models import Run

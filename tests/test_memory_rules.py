@@ -12,9 +12,10 @@ from django.test import override_settings
 
 from memory.models import HistoryMessage, Summarization, Summary
 from memory.strategies import SUMMARY_PREFIX
+from memory.summary_prompt import DEFAULT_SUMMARY_MAX_TOKENS
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
-from tests.test_memory import SYSTEM, a, agent_requests, converse, summary_responder, u
+from tests.test_memory import SYSTEM, a, agent_requests, converse, is_summary_request, new_user_lines, summary_responder, u
 from workflows.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,11 +66,11 @@ def test_a_summary_made_after_a_replacement_is_saved_and_extended(make_workflow,
 
     calls = fake_llm.requests_for("cheap-model")
     assert len(calls) >= 2
-    assert "Existing summary:\n(none yet)" in calls[0].messages[1]["content"]
+    assert "Summary so far:\n(none yet)" in calls[0].messages[1]["content"]
     # every later request extends the stored summary instead of starting again
     for call in calls[1:]:
-        assert "Existing summary:\nSUMMARY(" in call.messages[1]["content"]
-        assert call.messages[1]["content"].count("user:") <= 2  # only what the summary does not cover yet
+        assert "Summary so far:\nSUMMARY(" in call.messages[1]["content"]
+        assert len(new_user_lines(call.messages[1]["content"])) <= 2  # only what the summary does not cover yet
     summary = Summary.objects.get(memory_node="mem")
     assert summary.text.startswith("SUMMARY(") and summary.covers_through > 0
     assert Summarization.objects.filter(status="ok").count() == len(calls)
@@ -177,8 +178,9 @@ def test_from_parent_summarizes_with_the_consumers_model_at_a_low_temperature(ma
     fake_llm.responder = summary_responder
     workflow = make_workflow(chat_graph(provider.pk, memory={"type": "memory.summary", "max_messages": 4, "keep_last": 2}))
     converse(chat, workflow["id"], ["m1", "m2", "m3"])
-    [call] = [r for r in agent_requests(fake_llm) if "running summary" in r.messages[0]["content"]]
-    assert call.body["temperature"] == 0.2 and "max_tokens" not in call.body
+    [call] = [r for r in agent_requests(fake_llm) if is_summary_request(r)]
+    # the default prompt asks for a sentence or two: the reply is bounded to match
+    assert call.body["temperature"] == 0.2 and call.body["max_tokens"] == DEFAULT_SUMMARY_MAX_TOKENS
 
 
 # --- the summarization bound -----------------------------------------------------------------------
@@ -189,7 +191,7 @@ def hung_or_healthy(request):
     if request.model == "hung-model":
         return Reply(text="too late", delay=HUNG)
     if request.model == "cheap-model":
-        return Reply(text=f"SUMMARY({request.messages[-1]['content'].count('user:')} user msgs)")
+        return Reply(text=f"SUMMARY({len(new_user_lines(request.messages[-1]['content']))} user msgs)")
     return Reply(text=f"echo: {request.last_user}")
 
 
@@ -416,7 +418,7 @@ def test_an_edited_summary_is_what_the_model_sees_next_and_stays_covering(make_w
     assert summary_message["content"] == SUMMARY_PREFIX + "The user is Alice, who lives in Lisbon with a cat named Pixel."
     assert summary_message["token_count"] != before["messages"][0]["token_count"]  # recounted
     chat(workflow["id"], "m4", thread=thread)  # a summarization is due: it extends the edited text
-    assert "Existing summary:\nThe user is Alice, who lives in Lisbon with a cat named Pixel." in (
+    assert "Summary so far:\nThe user is Alice, who lives in Lisbon with a cat named Pixel." in (
         fake_llm.requests_for("cheap-model")[-1].messages[1]["content"]
     )
 
@@ -454,7 +456,7 @@ def test_export_and_import_carry_summaries(make_workflow, provider, chat, fake_l
     # the imported summary is extended by the next summarization like any other
     converse_more = [chat(workflow["id"], f"n{i}", thread=thread) for i in range(3)]
     assert all(t["warnings"] == [] for t in converse_more)
-    assert f"Existing summary:\n{before['summary']}" in fake_llm.requests_for("cheap-model")[-1].messages[1]["content"]
+    assert f"Summary so far:\n{before['summary']}" in fake_llm.requests_for("cheap-model")[-1].messages[1]["content"]
 
 
 def test_an_import_whose_summary_covers_messages_it_lacks_is_refused_whole(make_workflow, provider, chat, fake_llm, api):

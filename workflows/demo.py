@@ -25,9 +25,11 @@ ROW = 220
 
 # The local model is small: short answers keep turns quick on a laptop CPU.
 REPLY_TOKENS = 200
-# The default summary prompt is written for capable models; a 135M model just continues the
-# transcript. This short one gets real summaries out of it ("In Lisbon, with a cat named Pixel.").
-SMALL_MODEL_SUMMARY_PROMPT = "Summarize the conversation in one or two short sentences. Keep names and facts about the user."
+# The summarizer writes a sentence or two (the default summary prompt's narrative); what the user
+# said about themselves is kept by Skein in their own words (memory/summary_prompt.py).
+SUMMARY_TOKENS = 120
+# A small model answering from its memory sticks to what it was told at a low temperature.
+ANSWER_TEMPERATURE = 0.2
 BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|payment|payments|charge|charged|subscription|price|pricing|receipt|card)\b/"
 
 
@@ -37,7 +39,7 @@ def _node(node_id: str, node_type: str, column: float, row: float = 0, **data) -
 
 
 
-def _chatbot(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
+def chatbot_graph(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
     """trigger.chat -> llm -> output, with an optional memory below the llm (and a model below that)."""
     nodes = [
         _node("chat", "trigger.chat", 0),
@@ -119,14 +121,14 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
     ref = {"model": model, "provider": provider}
     helpful = "You are a helpful assistant. Answer briefly and clearly."
     return [
-        ("Demo: chatbot", _chatbot(ref, helpful)),
+        ("Demo: chatbot", chatbot_graph(ref, helpful)),
         (
             "Demo: chatbot with full memory (buffer)",
-            _chatbot(ref, helpful + " Use what the user told you earlier.", memory={"type": "memory.buffer"}),
+            chatbot_graph(ref, helpful + " Use what the user told you earlier.", memory={"type": "memory.buffer"}),
         ),
         (
             "Demo: chatbot with recent memory (window)",
-            _chatbot(
+            chatbot_graph(
                 ref,
                 helpful + " You only remember the last few messages.",
                 memory={"type": "memory.window", "max_messages": 6},
@@ -134,17 +136,16 @@ def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple
         ),
         (
             "Demo: summarizing chatbot (summary)",
-            _chatbot(
-                ref,
+            chatbot_graph(
+                {**ref, "temperature": ANSWER_TEMPERATURE},
                 helpful + " Use the conversation summary and the recent messages.",
                 memory={
                     "type": "memory.summary",
                     "max_messages": 8,
                     "keep_last": 4,
                     "llm_source": "external",
-                    "summary_prompt": SMALL_MODEL_SUMMARY_PROMPT,
                 },
-                summarizer={**ref, "temperature": 0.2},
+                summarizer={**ref, "temperature": 0.2, "max_tokens": SUMMARY_TOKENS},
             ),
         ),
         ("Demo: billing router", _router(ref)),

@@ -52,7 +52,7 @@ def test_the_trace_shows_what_each_model_was_sent_and_each_summarization(page, u
     sent_to_summarizer = entry.get_by_test_id("sent-messages")
     expect(sent_to_summarizer).to_contain_text("Sent to the summarizer")
     expect(sent_to_summarizer.locator(".sent-msg")).to_have_count(len(summarized.messages))
-    expect(sent_to_summarizer.locator(".sent-msg").nth(1)).to_contain_text("user: I am Ada")
+    expect(sent_to_summarizer.locator(".sent-msg").nth(1)).to_contain_text("- I am Ada")  # the participant's own messages, one per line
     # The run's totals include the summarizer's tokens.
     run = api_get(page, f"/api/runs/{turn['run']}/")
     assert run["prompt_tokens"] == sum(s["prompt_tokens"] for s in run["summarizations"]) + 11

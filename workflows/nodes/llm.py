@@ -65,7 +65,7 @@ class ModelNode(NodeType):
     summary = ("{model}",)
 
     class Params(ModelParams):
-        pass
+        max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="Longest answer, in tokens (empty: the provider's default)")
 
     def model_ref_of(self, params):
-        return params.model_ref()
+        return params.model_ref(params.max_tokens)

@@ -140,4 +140,20 @@ describe('SchemaForm', () => {
     ];
     expect(unplacedIssues(spec('memory.summary').params_schema, issues).map((i) => i.field)).toEqual(['llm', null]);
   });
+
+  it('shows the summary prompt\'s default, and goes back to it from an edited or empty prompt', () => {
+    const defaultPrompt = spec('memory.summary').params_schema.properties!.summary_prompt.default as string;
+    expect(defaultPrompt).toMatch(/what the user talked about/);
+    const onPatch = vi.fn();
+    render(<Harness type="memory.summary" onPatch={onPatch} />);
+    const prompt = byName('summary_prompt') as unknown as HTMLTextAreaElement;
+    expect(prompt.value).toBe(defaultPrompt);
+    expect(screen.getByText(/the default/)).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Use the default' })).toBeNull();
+    fireEvent.change(prompt, { target: { value: '' } });
+    expect(prompt.placeholder).toBe(defaultPrompt);
+    fireEvent.click(screen.getByRole('button', { name: 'Use the default' }));
+    expect(onPatch).toHaveBeenLastCalledWith({ summary_prompt: defaultPrompt });
+    expect(prompt.value).toBe(defaultPrompt);
+  });
 });

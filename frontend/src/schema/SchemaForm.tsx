@@ -171,7 +171,16 @@ function Control({ field, id, path, value, siblings, onChange, issues, context, 
       return <ModelPicker common={common} value={(value as string) ?? ''} models={context.modelSuggestions} onChange={onChange} />;
 
     case 'prompt':
-      return <PromptEditor common={common} title={field.title} value={(value as string) ?? ''} maxLength={field.maxLength} onChange={onChange} />;
+      return (
+        <PromptEditor
+          common={common}
+          title={field.title}
+          value={(value as string) ?? ''}
+          defaultValue={typeof field.default === 'string' && field.default ? field.default : undefined}
+          maxLength={field.maxLength}
+          onChange={onChange}
+        />
+      );
 
     case 'integer':
     case 'number':
@@ -272,13 +281,21 @@ function NumberInput({ common, field, value, onChange }: { common: Common; field
   );
 }
 
-function PromptEditor({ common, title, value, maxLength, onChange }: { common: Common; title: string; value: string; maxLength?: number; onChange: (v: string) => void }) {
+/** A prompt; one with a default (the summary prompt) shows it when empty and can go back to it,
+ * so a user starts from the default rather than from nothing. */
+function PromptEditor({ common, title, value, defaultValue, maxLength, onChange }: { common: Common; title: string; value: string; defaultValue?: string; maxLength?: number; onChange: (v: string) => void }) {
   const [expanded, setExpanded] = useState(false);
   return (
     <div className="prompt-editor">
-      <textarea {...common} rows={6} value={value} maxLength={maxLength} spellCheck onChange={(e) => onChange(e.target.value)} />
+      <textarea {...common} rows={6} value={value} placeholder={defaultValue} maxLength={maxLength} spellCheck onChange={(e) => onChange(e.target.value)} />
       <div className="prompt-bar">
-        <span className="muted small">{formatCount(value.length)} chars · Jinja: {'{{ input }}'}, {'{{ payload.x }}'}</span>
+        <span className="muted small">
+          {formatCount(value.length)} chars · Jinja: {'{{ input }}'}, {'{{ payload.x }}'}
+          {defaultValue !== undefined && value === defaultValue && ' · the default'}
+        </span>
+        {defaultValue !== undefined && value !== defaultValue && (
+          <button type="button" className="btn btn-ghost btn-sm" onClick={() => onChange(defaultValue)}>Use the default</button>
+        )}
         <button type="button" className="btn btn-ghost btn-sm" onClick={() => setExpanded(true)}>Expand</button>
       </div>
       {expanded && (
