@@ -17,7 +17,7 @@ from tests.stack import wait_for
 from workflows import locks, runs, services, turns
 from workflows.models import Message, Run, Thread
 
-TTL_S = 0.6
+TTL_S = 1.5
 
 
 @pytest.fixture

@@ -97,6 +97,7 @@ class _Heartbeat:
         self._guard = threading.Lock()
         self._held: dict[int, tuple[TurnLock, str]] = {}
         self._thread: threading.Thread | None = None
+        self._added = threading.Event()
 
     def add(self, lock: TurnLock, url: str) -> None:
         with self._guard:
@@ -104,15 +105,23 @@ class _Heartbeat:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="skein-turn-locks", daemon=True)
                 self._thread.start()
+        self._added.set()  # a sleeping heartbeat starts its next period now, with the current TTL
 
     def remove(self, lock: TurnLock) -> None:
         with self._guard:
             self._held.pop(id(lock), None)
 
     def _run(self) -> None:
+        renewed_at = time.monotonic()
         while True:
             ttl_ms = int(settings.SKEIN_TURN_LOCK_TTL_S * 1000)
-            time.sleep(ttl_ms / 3000)
+            due = renewed_at + ttl_ms / 3000
+            if time.monotonic() < due:
+                # woken early when a lock is added, so that a shorter TTL takes effect at once
+                self._added.wait(due - time.monotonic())
+                self._added.clear()
+                continue
+            renewed_at = time.monotonic()
             with self._guard:
                 held = list(self._held.values())
             for lock, url in held:
