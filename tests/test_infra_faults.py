@@ -638,3 +638,82 @@ def test_turns_waiting_on_a_hung_model_hold_no_database_connection(require_postg
         site.close()
         web.stop()
         worker.stop()
+
+
+# --- many waiting callers, one daphne ---------------------------------------------------------------
+WEB_APP_NAME = "skein-test-web"
+
+
+def process_threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def sessions_of(application_name: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s", [application_name]
+        )
+        return cursor.fetchone()[0]
+
+
+@full_stack_test
+def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(require_postgres, require_redis, user, provider, fake_llm, tmp_path):
+    """300 chat requests wait at once on one daphne process (16 turns at a held model, the rest
+    queued on the worker): daphne serves them with a handful of threads and at most its pool's
+    four database connections, and every caller gets its own reply once the model answers."""
+    import asyncio
+
+    gate = Gate("many-")
+    fake_llm.responder = gate
+    workflow = chatbot(user, provider)
+    env = full_mode_env(connection.settings_dict["NAME"], require_redis)
+    worker = start_worker(env, tmp_path, concurrency=16)
+    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "PGAPPNAME": WEB_APP_NAME}, tmp_path)
+    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
+    idle_threads = process_threads(web.proc.pid)
+    answers: dict[int, object] = {}
+
+    async def callers():
+        limits = httpx.Limits(max_connections=300, max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits) as http:
+            async def call(i):
+                try:
+                    answers[i] = await http.post(f"/api/workflows/{workflow.pk}/chat/", json={"message": f"many-{i}"})
+                except Exception as exc:  # noqa: BLE001 - reported by the assertions below
+                    answers[i] = exc
+
+            await asyncio.gather(*(call(i) for i in range(300)))
+
+    calling = threading.Thread(target=asyncio.run, args=(callers(),))
+    calling.start()
+    peak = {"sessions": 0, "arriving threads": 0, "waiting threads": 0}
+    try:
+        def all_waiting():
+            peak["arriving threads"] = max(peak["arriving threads"], process_threads(web.proc.pid))
+            peak["sessions"] = max(peak["sessions"], sessions_of(WEB_APP_NAME))
+            return Run.objects.filter(workflow_id=workflow.pk).count() == 300 and len(gate.waiting()) == 16
+
+        wait_for(all_waiting, timeout=120, interval=0.2, what="300 waiting requests", diagnostics=lambda: web.output() + worker.output())
+        # Every request has been handled up to its wait (its run exists). The threads Django gave
+        # the requests while it handled them are gone: sample a while (the last views' threads end).
+        for _ in range(20):
+            peak["sessions"] = max(peak["sessions"], sessions_of(WEB_APP_NAME))
+            time.sleep(0.1)
+        waiting_threads = [process_threads(web.proc.pid) for _ in range(10)]
+        peak["waiting threads"] = max(waiting_threads)
+        assert not answers  # nobody was answered before the model was
+        gate.release()
+        calling.join(timeout=240)
+        assert not calling.is_alive()
+        for i in range(300):
+            response = answers[i]
+            assert not isinstance(response, Exception), (i, response)
+            assert response.status_code == 200 and response.json()["reply"] == f"echo: many-{i}", (i, response.text)
+        assert peak["waiting threads"] < idle_threads + 20, (idle_threads, peak)  # not one per waiting request
+        assert peak["sessions"] <= 4, peak
+        print(f"daphne: {idle_threads} threads idle; {peak}")
+    finally:
+        gate.release()
+        calling.join(timeout=60)
+        web.stop()
+        worker.stop()

@@ -16,12 +16,14 @@ when its own run is done (no Redis).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 from functools import lru_cache
 
 import redis
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, connections
 
@@ -65,22 +67,40 @@ class _RunSignals:
     def wait(self, run_id: int, timeout: float, is_done) -> bool:
         """True once ``run_id`` is signalled or ``is_done()``; False after ``timeout`` seconds."""
         event = threading.Event()
-        with self._lock:
-            self._waiters.setdefault(run_id, set()).add(event)
-            if self._listener is None or not self._listener.is_alive():
-                self._listener = threading.Thread(target=self._listen, name="skein-run-signals", daemon=True)
-                self._listener.start()
+        self._register(run_id, event)
         try:
             # Listening before looking: a run that ends after the look is signalled to us.
             self._subscribed.wait(min(SUBSCRIBE_WAIT_S, timeout))
             return is_done() or event.wait(timeout)
         finally:
-            with self._lock:
-                waiting = self._waiters.get(run_id)
-                if waiting is not None:
-                    waiting.discard(event)
-                    if not waiting:
-                        del self._waiters[run_id]
+            self._unregister(run_id, event)
+
+    async def await_run(self, run_id: int, timeout: float, is_done) -> bool:
+        """``wait`` for a coroutine: no thread is held while it waits (``is_done`` is async)."""
+        waker = _AsyncWaker()
+        self._register(run_id, waker)
+        try:
+            give_up = time.monotonic() + min(SUBSCRIBE_WAIT_S, timeout)
+            while not self._subscribed.is_set() and time.monotonic() < give_up:
+                await asyncio.sleep(0.05)
+            return await is_done() or await waker.wait(timeout)
+        finally:
+            self._unregister(run_id, waker)
+
+    def _register(self, run_id: int, waiter) -> None:
+        with self._lock:
+            self._waiters.setdefault(run_id, set()).add(waiter)
+            if self._listener is None or not self._listener.is_alive():
+                self._listener = threading.Thread(target=self._listen, name="skein-run-signals", daemon=True)
+                self._listener.start()
+
+    def _unregister(self, run_id: int, waiter) -> None:
+        with self._lock:
+            waiting = self._waiters.get(run_id)
+            if waiting is not None:
+                waiting.discard(waiter)
+                if not waiting:
+                    del self._waiters[run_id]
 
     def _listen(self) -> None:
         while not self._closed:
@@ -119,6 +139,27 @@ class _RunSignals:
                 event.set()
 
 
+class _AsyncWaker:
+    """A waiter of ``_RunSignals`` for a coroutine: ``set`` (from the listener's thread) wakes it."""
+
+    def __init__(self):
+        self._loop = asyncio.get_running_loop()
+        self._future = self._loop.create_future()
+
+    def set(self) -> None:
+        self._loop.call_soon_threadsafe(self._resolve)
+
+    def _resolve(self) -> None:
+        if not self._future.done():
+            self._future.set_result(True)
+
+    async def wait(self, timeout: float) -> bool:
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._future), timeout)
+        except TimeoutError:
+            return False
+
+
 class _LocalSignals(_RunSignals):
     """The embedded mode's: runs end in this process, which wakes its waiters directly."""
 
@@ -129,12 +170,16 @@ class _LocalSignals(_RunSignals):
         try:
             return is_done() or event.wait(timeout)  # registered before looking: no end is missed
         finally:
-            with self._lock:
-                waiting = self._waiters.get(run_id)
-                if waiting is not None:
-                    waiting.discard(event)
-                    if not waiting:
-                        del self._waiters[run_id]
+            self._unregister(run_id, event)
+
+    async def await_run(self, run_id: int, timeout: float, is_done) -> bool:
+        waker = _AsyncWaker()
+        with self._lock:
+            self._waiters.setdefault(run_id, set()).add(waker)
+        try:
+            return await is_done() or await waker.wait(timeout)
+        finally:
+            self._unregister(run_id, waker)
 
     def wake(self, run_id: int) -> None:
         self._wake(run_id)
@@ -144,17 +189,41 @@ _signals = _RunSignals()
 _local_signals = _LocalSignals()
 
 
-def wait_for_run(run_id: int, timeout: float) -> bool:
-    """True once the run ended (signalled, or seen in the database); False after ``timeout``."""
-    def is_done() -> bool:
-        done = Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
-        # Hand the database connection back while we wait: a hundred waiting requests must not hold
-        # a hundred connections. The next query takes one from the pool again.
+def _run_done(run_id: int) -> bool:
+    try:
+        return Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
+    finally:
+        # Hand the database connection back while we wait (also a broken one): a hundred waiting
+        # requests must not hold a hundred connections. The next query takes one from the pool.
         if not connection.in_atomic_block:
             connection.close()
-        return done
 
-    return (_signals if mode.full() else _local_signals).wait(run_id, timeout, is_done)
+
+def wait_for_run(run_id: int, timeout: float) -> bool:
+    """True once the run ended (signalled, or seen in the database); False after ``timeout``."""
+    return (_signals if mode.full() else _local_signals).wait(run_id, timeout, lambda: _run_done(run_id))
+
+
+async def turn_wait_async(*, run_id: int, timeout: float) -> None:
+    """``turn_wait`` for a coroutine (``api/deferred.py``): returns once the run ended or ``timeout``
+    ran out, holding no thread and no database connection meanwhile. Its reads of the database
+    run one at a time on asgiref's one shared thread for thread-sensitive code outside requests;
+    a fault that outlasts the bound is raised (the client gets a 503)."""
+    signals = _signals if mode.full() else _local_signals
+    is_done = sync_to_async(_run_done, thread_sensitive=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            done = await signals.await_run(run_id, max(1.0, min(SLICE_S, remaining)), lambda: is_done(run_id))
+        except TRANSIENT as exc:
+            if time.monotonic() >= deadline:
+                raise
+            logger.warning("waiting for run %s: %s: %s; waiting on", run_id, type(exc).__name__, exc)
+            await asyncio.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            continue
+        if done or time.monotonic() >= deadline:
+            return
 
 
 def run_wait(*, run, timeout: float | None = None):
