@@ -158,3 +158,26 @@ def test_a_stale_finish_raises_turn_superseded(require_postgres, user, provider,
     run.refresh_from_db()
     assert (run.status, run.output) == ("running", "")
     assert not Message.objects.filter(thread=thread).exists()
+
+
+def test_a_released_lock_is_never_brought_back_by_a_renewal_in_flight(full_mode_locks, monkeypatch):
+    """The heartbeat is renewing a lock (it takes back a lock that vanished, for Redis restarts)
+    when its holder releases it: the release waits for the renewal, so nobody is left holding a
+    lock whose holder is gone (its thread's queued turns would wait for nobody)."""
+    client, key = full_mode_locks
+    renew, release = locks._scripts(TEST_REDIS_URL)
+    renewing, go = threading.Event(), threading.Event()
+
+    def slow_renew(**kwargs):
+        renewing.set()
+        go.wait(timeout=5)
+        return renew(**kwargs)
+
+    monkeypatch.setattr(locks, "_scripts", lambda url: (slow_renew, release))
+    with locks.try_turn_lock(locks.THREAD_SCOPE, 7) as held:
+        assert held and renewing.wait(timeout=5)  # the heartbeat is in the middle of renewing it
+        threading.Timer(0.3, go.set).start()
+    assert client.get(key) is None
+    go.set()
+    with locks.try_turn_lock(locks.THREAD_SCOPE, 7) as again:
+        assert again  # free: not taken back for the holder that left

@@ -74,6 +74,10 @@ class TurnLock:
     def __init__(self, key: str, token: str, acquired: bool):
         self.key, self.token, self.acquired = key, token, acquired
         self.lost = False
+        self.released = False
+        # The heartbeat renews (or takes back) a lock only while it is not released, and its
+        # release waits for a renewal in flight: a released lock is never brought back to life.
+        self.mutex = threading.Lock()
 
     def __bool__(self) -> bool:
         return self.acquired
@@ -125,11 +129,14 @@ class _Heartbeat:
             with self._guard:
                 held = list(self._held.values())
             for lock, url in held:
-                try:
-                    renewed = _scripts(url)[0](keys=[lock.key], args=[lock.token, ttl_ms])
-                except redis.exceptions.RedisError as exc:  # Redis away: the fencing token still guards the commit
-                    logger.warning("turn lock %s: not renewed (%s: %s)", lock.key, type(exc).__name__, exc)
-                    continue
+                with lock.mutex:
+                    if lock.released:
+                        continue
+                    try:
+                        renewed = _scripts(url)[0](keys=[lock.key], args=[lock.token, ttl_ms])
+                    except redis.exceptions.RedisError as exc:  # Redis away: the fencing token still guards the commit
+                        logger.warning("turn lock %s: not renewed (%s: %s)", lock.key, type(exc).__name__, exc)
+                        continue
                 if not renewed and not lock.lost:
                     lock.lost = True
                     logger.warning("turn lock %s: lost to another holder", lock.key)
@@ -159,10 +166,12 @@ def _redis_lock(scope: int, object_id: int, wait_s: float):
         yield lock
     finally:
         _heartbeat.remove(lock)
-        try:
-            _scripts(url)[1](keys=[key], args=[token])
-        except redis.exceptions.RedisError as exc:  # it expires by itself within the TTL
-            logger.warning("turn lock %s: not released (%s: %s)", key, type(exc).__name__, exc)
+        with lock.mutex:
+            lock.released = True
+            try:
+                _scripts(url)[1](keys=[key], args=[token])
+            except redis.exceptions.RedisError as exc:  # it expires by itself within the TTL
+                logger.warning("turn lock %s: not released (%s: %s)", key, type(exc).__name__, exc)
 
 
 _local_guard = threading.Lock()
