@@ -149,7 +149,14 @@ def test_a_stale_finish_raises_turn_superseded(require_postgres, user, provider,
     thread = Thread.objects.create(workflow=workflow, owner=user, title="fenced")
     version = runs.draft_snapshot(workflow=workflow)
     run = Run.objects.create(
-        workflow=workflow, version=version, thread=thread, trigger="chat", trigger_node="chat", input="x", status=Run.Status.RUNNING, attempts=1
+        workflow=workflow,
+        version=version,
+        thread=thread,
+        trigger="chat",
+        trigger_node="chat",
+        input="x",
+        status=Run.Status.RUNNING,
+        attempts=1,
     )
     stale = Run.objects.select_related("workflow", "version", "thread").get(pk=run.pk)
     Run.objects.filter(pk=run.pk).update(attempts=2)  # taken over meanwhile

@@ -75,18 +75,6 @@ class _RunSignals:
         finally:
             self._unregister(run_id, event)
 
-    async def await_run(self, run_id: int, timeout: float, is_done) -> bool:
-        """``wait`` for a coroutine: no thread is held while it waits (``is_done`` is async)."""
-        waker = _AsyncWaker()
-        self._register(run_id, waker)
-        try:
-            give_up = time.monotonic() + min(SUBSCRIBE_WAIT_S, timeout)
-            while not self._subscribed.is_set() and time.monotonic() < give_up:
-                await asyncio.sleep(0.05)
-            return await is_done() or await waker.wait(timeout)
-        finally:
-            self._unregister(run_id, waker)
-
     def _register(self, run_id: int, waiter) -> None:
         with self._lock:
             self._waiters.setdefault(run_id, set()).add(waiter)
@@ -139,27 +127,6 @@ class _RunSignals:
                 event.set()
 
 
-class _AsyncWaker:
-    """A waiter of ``_RunSignals`` for a coroutine: ``set`` (from the listener's thread) wakes it."""
-
-    def __init__(self):
-        self._loop = asyncio.get_running_loop()
-        self._future = self._loop.create_future()
-
-    def set(self) -> None:
-        self._loop.call_soon_threadsafe(self._resolve)
-
-    def _resolve(self) -> None:
-        if not self._future.done():
-            self._future.set_result(True)
-
-    async def wait(self, timeout: float) -> bool:
-        try:
-            return await asyncio.wait_for(asyncio.shield(self._future), timeout)
-        except TimeoutError:
-            return False
-
-
 class _LocalSignals(_RunSignals):
     """The embedded mode's: runs end in this process, which wakes its waiters directly."""
 
@@ -172,14 +139,9 @@ class _LocalSignals(_RunSignals):
         finally:
             self._unregister(run_id, event)
 
-    async def await_run(self, run_id: int, timeout: float, is_done) -> bool:
-        waker = _AsyncWaker()
-        with self._lock:
-            self._waiters.setdefault(run_id, set()).add(waker)
-        try:
-            return await is_done() or await waker.wait(timeout)
-        finally:
-            self._unregister(run_id, waker)
+    def _register(self, run_id: int, waiter) -> None:
+        with self._lock:  # no subscription: runs end in this process
+            self._waiters.setdefault(run_id, set()).add(waiter)
 
     def wake(self, run_id: int) -> None:
         self._wake(run_id)
@@ -204,26 +166,96 @@ def wait_for_run(run_id: int, timeout: float) -> bool:
     return (_signals if mode.full() else _local_signals).wait(run_id, timeout, lambda: _run_done(run_id))
 
 
-async def turn_wait_async(*, run_id: int, timeout: float) -> None:
-    """``turn_wait`` for a coroutine (``api/deferred.py``): returns once the run ended or ``timeout``
-    ran out, holding no thread and no database connection meanwhile. Its reads of the database
-    run one at a time on asgiref's one shared thread for thread-sensitive code outside requests;
-    a fault that outlasts the bound is raised (the client gets a 503)."""
-    signals = _signals if mode.full() else _local_signals
-    is_done = sync_to_async(_run_done, thread_sensitive=True)
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
+class _Kick:
+    """A ``_RunSignals`` waiter that wakes the run watcher (``set`` is called from any thread)."""
+
+    def __init__(self, watcher: _RunWatcher, loop):
+        self._watcher, self._loop = watcher, loop
+
+    def set(self) -> None:
+        self._loop.call_soon_threadsafe(self._watcher.kick)
+
+
+class _RunWatcher:
+    """The coroutines' waits of one event loop, with their database reads batched: one query
+    reads every waited run that ended, when a run signal arrives, when a waiter comes, and every
+    ``SLICE_S`` (a lost signal delays an answer by that much at most). Its queries run on
+    asgiref's one shared thread for thread-sensitive code outside requests, one at a time."""
+
+    def __init__(self, loop):
+        self._loop = loop
+        self._pending: dict[int, set[asyncio.Future]] = {}
+        self._kicked = asyncio.Event()
+        self._task = loop.create_task(self._watch())
+
+    def kick(self) -> None:
+        self._kicked.set()
+
+    async def wait(self, run_id: int, timeout: float) -> Run | None:
+        """The run once it ended (its status and outcome loaded), or None after ``timeout``."""
+        signals = _signals if mode.full() else _local_signals
+        kick = _Kick(self, self._loop)
+        signals._register(run_id, kick)
+        future = self._loop.create_future()
+        self._pending.setdefault(run_id, set()).add(future)
+        self.kick()
         try:
-            done = await signals.await_run(run_id, max(1.0, min(SLICE_S, remaining)), lambda: is_done(run_id))
-        except TRANSIENT as exc:
-            if time.monotonic() >= deadline:
-                raise
-            logger.warning("waiting for run %s: %s: %s; waiting on", run_id, type(exc).__name__, exc)
-            await asyncio.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-            continue
-        if done or time.monotonic() >= deadline:
-            return
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return None
+        finally:
+            signals._unregister(run_id, kick)
+            waiting = self._pending.get(run_id)
+            if waiting is not None:
+                waiting.discard(future)
+                if not waiting:
+                    del self._pending[run_id]
+
+    async def _watch(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._kicked.wait(), SLICE_S)
+            except TimeoutError:
+                pass
+            self._kicked.clear()
+            await asyncio.sleep(0.005)  # the other signals and waiters of this moment: one query
+            if not self._pending:
+                continue
+            try:
+                ended = await _ended_runs(list(self._pending))
+            except Exception as exc:  # the database away: waiters wait on, their bounds are theirs
+                logger.warning("waiting for runs: %s: %s; waiting on", type(exc).__name__, exc)
+                await asyncio.sleep(1.0)
+                self.kick()
+                continue
+            for run in ended:
+                for future in self._pending.pop(run.pk, ()):
+                    if not future.done():
+                        future.set_result(run)
+
+
+@sync_to_async(thread_sensitive=True)
+def _ended_runs(run_ids: list[int]) -> list[Run]:
+    try:
+        done = (Run.Status.SUCCEEDED, Run.Status.FAILED)
+        fields = ("id", "thread_id", "status", "output", "error", "warnings")
+        return list(Run.objects.filter(pk__in=run_ids, status__in=done).only(*fields))
+    finally:
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            connection.close()  # a pool's connection goes back to it; also a broken one
+
+
+_watchers: dict[asyncio.AbstractEventLoop, _RunWatcher] = {}
+
+
+async def turn_wait_async(*, run_id: int, timeout: float) -> Run | None:
+    """``turn_wait`` for a coroutine (``api/deferred.py``): the run once it ended, or None when
+    ``timeout`` ran out, holding no thread and no database connection meanwhile."""
+    loop = asyncio.get_running_loop()
+    watcher = _watchers.get(loop)
+    if watcher is None:
+        watcher = _watchers[loop] = _RunWatcher(loop)
+    return await watcher.wait(run_id, timeout)
 
 
 def run_wait(*, run, timeout: float | None = None):

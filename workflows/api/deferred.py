@@ -101,8 +101,12 @@ class DeferredWaits:
             return
         note = held["note"]
         try:
-            await waiting.turn_wait_async(run_id=note["run"], timeout=note["timeout"])
-            status, extra, body = await _answer_async(note)
+            run = await waiting.turn_wait_async(run_id=note["run"], timeout=note["timeout"])
+            if run is None:  # the bound ran out: the run as it is now
+                status, extra, body = await _answer_async(note)
+            else:
+                status, payload, extra = ANSWERS[note["answer"]](run, replayed=note["replayed"])
+                body = JSONRenderer().render(payload)
         except Exception as exc:
             unavailable = unavailable_answer(exc)
             if unavailable is None:  # a bug: said in JSON, like every other error
@@ -113,9 +117,7 @@ class DeferredWaits:
                 status = 503
             payload, extra = unavailable
             body = JSONRenderer().render(payload)
-        headers = [
-            (name, value) for name, value in held["start"].get("headers", []) if name.lower() not in (HEADER, b"content-length")
-        ]
+        headers = [(name, value) for name, value in held["start"].get("headers", []) if name.lower() not in (HEADER, b"content-length")]
         headers += [(name.lower().encode(), str(value).encode()) for name, value in extra.items()]
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
