@@ -41,6 +41,7 @@ test: setup frontend browser-deps lint
 # tests/test_architecture.py lists import cycles (none allowed in workflows/ and memory/).
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
 # Side-by-side benchmarks (bench/README.md): `bench` measures and writes bench/RESULTS.md;

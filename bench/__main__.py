@@ -39,10 +39,20 @@ def _terminate(signum, frame):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, a few seconds each")
-    parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), metavar="NAME",
-                        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
-    parser.add_argument("--peer", action="append", choices=sorted(PEERS), default=[],
-                        help="also run a peer product side by side (installs it in a venv of its own)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(BENCHMARKS),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument(
+        "--peer",
+        action="append",
+        choices=sorted(PEERS),
+        default=[],
+        help="also run a peer product side by side (installs it in a venv of its own)",
+    )
     parser.add_argument("--profile", action="store_true", help="run py-spy on Skein's processes (bench/profiles/)")
     parser.add_argument("--keep-logs", action="store_true", help="keep the stacks' process logs (temp directories)")
     parser.add_argument("--keep-db", action="store_true", help="keep the bench PostgreSQL database afterwards")

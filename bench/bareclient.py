@@ -41,7 +41,12 @@ def main() -> None:
             ok = False
             try:
                 response = litellm.completion(
-                    model="openai/agent-model", api_base=args.base_url, api_key="k", stream=True, timeout=60, max_retries=0,
+                    model="openai/agent-model",
+                    api_base=args.base_url,
+                    api_key="k",
+                    stream=True,
+                    timeout=60,
+                    max_retries=0,
                     stream_options={"include_usage": True},
                     messages=[{"role": "system", "content": "You are a test bot."}, {"role": "user", "content": message}],
                 )

@@ -69,8 +69,9 @@ def pg_drop(name: str = BENCH_DB) -> None:
 def base_env(**extra: str) -> dict:
     """The environment of a Skein process: this one's, minus the mode switches, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
-    env.update(DJANGO_SETTINGS_MODULE="config.settings", PYTHONUNBUFFERED="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
-               SKEIN_LOG_LEVEL="WARNING")
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings", PYTHONUNBUFFERED="1", LITELLM_LOCAL_MODEL_COST_MAP="True", SKEIN_LOG_LEVEL="WARNING"
+    )
     env.update({k: str(v) for k, v in extra.items()})
     return env
 
@@ -189,7 +190,11 @@ class FakeServerProcess:
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [PYTHON, "-m", "bench.fakeserver", "--delay", str(delay), "--text", text],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=self._log, text=True, start_new_session=True,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+            start_new_session=True,
         )
         line = self.proc.stdout.readline()
         if not line.startswith("http"):
@@ -282,8 +287,9 @@ def check(response, expected: int = 200) -> dict:
 def create_chatbot(client, fake_base_url: str, *, memory: dict | None = None, name: str = "bench chatbot") -> dict:
     from tests.graphs import chat_graph
 
-    provider = check(client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible",
-                                                           "api_base": fake_base_url, "api_key": "k"}), 201)
+    provider = check(
+        client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_base_url, "api_key": "k"}), 201
+    )
     graph = chat_graph(provider["id"], memory=dict(memory) if memory else None)
     workflow = check(client.post("/api/workflows/", json={"name": name, "graph": graph}), 201)
     if workflow.get("errors"):
@@ -372,8 +378,14 @@ class Result:
     message: str = ""
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "title": self.title, "status": self.status, "message": self.message,
-                "rows": [r.as_dict() for r in self.rows], "details": self.details}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "status": self.status,
+            "message": self.message,
+            "rows": [r.as_dict() for r in self.rows],
+            "details": self.details,
+        }
 
 
 def load_average() -> tuple[float, float, float]:
@@ -394,7 +406,9 @@ def machine_info() -> dict:
 def git_commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except Exception:
         return "unknown"
@@ -404,15 +418,13 @@ def dump_json(path: Path, payload: dict) -> None:
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
 
 
-
-
 # --- CPU accounting ----------------------------------------------------------------------------------
 def _proc_stat(pid: int):
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = raw[raw.rindex(")") + 2:].split()
+    fields = raw[raw.rindex(")") + 2 :].split()
     # after the command: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
     return int(fields[1]), sum(int(x) for x in fields[11:15])
 
@@ -473,8 +485,13 @@ def run_timeline(client, samples) -> dict:
     def ts(value):
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
-    parts = {"request → run created": [], "created → started (queue, lock)": [], "started → finished (execution)": [],
-             "  of which llm step": [], "finished → response at client": []}
+    parts = {
+        "request → run created": [],
+        "created → started (queue, lock)": [],
+        "started → finished (execution)": [],
+        "  of which llm step": [],
+        "finished → response at client": [],
+    }
     for run_id, sent_at, answered_at in samples:
         run = check(client.get(f"/api/runs/{run_id}/"))
         created, started, finished = ts(run["created"]), ts(run["started"]), ts(run["finished"])

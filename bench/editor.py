@@ -37,14 +37,21 @@ TITLE = "Editor time to interactive (200 nodes)"
 GOAL_MS = 1500.0
 DRAG_GOAL_MS = 34.0  # p95 interval between frames while dragging: 1/30 s (two 60 Hz frames), give or take the timer
 CHROMIUM = os.environ.get("SKEIN_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 # Every browser context is a new window, and headless Chromium (156) then builds its own
-                 # address-bar popups, two WebUI pages of its own, in a renderer of their own: seconds of
-                 # CPU per window, on a 2-core machine while the editor loads. A person's browser builds
-                 # them once, not per page load; the bench opens a new window each time only to start
-                 # with a cold cache, so it leaves them out.
-                 "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # Every browser context is a new window, and headless Chromium (156) then builds its own
+    # address-bar popups, two WebUI pages of its own, in a renderer of their own: seconds of
+    # CPU per window, on a 2-core machine while the editor loads. A person's browser builds
+    # them once, not per page load; the bench opens a new window each time only to start
+    # with a cold cache, so it leaves them out.
+    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup",
+]
 DIST = ROOT / "frontend" / "dist" / "index.html"
 CLICKED = "llm_25"
 
@@ -57,10 +64,14 @@ def big_graph(provider_id: int, branches: int = 49) -> dict:
     """A chat trigger, a static router with ``branches`` routes, per route an llm with a summary
     memory whose summarizer is an llm.model, then a template, all meeting at one output; plus a
     manual trigger into the router: 4 + 4 x 49 = 200 nodes."""
-    nodes = [_node("chat", "trigger.chat", 0, 0), _node("manual", "trigger.manual", 0, 300),
-             _node("router", "router.static", 300, 0, routes=[{"name": f"r{i}", "match": f"topic{i}"} for i in range(branches)],
-                   default_route="r0"),
-             _node("out", "output", 1800, 0)]
+    nodes = [
+        _node("chat", "trigger.chat", 0, 0),
+        _node("manual", "trigger.manual", 0, 300),
+        _node(
+            "router", "router.static", 300, 0, routes=[{"name": f"r{i}", "match": f"topic{i}"} for i in range(branches)], default_route="r0"
+        ),
+        _node("out", "output", 1800, 0),
+    ]
     edges = [_edge("chat", "router"), _edge("manual", "router")]
     for i in range(branches):
         y = i * 260
@@ -70,15 +81,24 @@ def big_graph(provider_id: int, branches: int = 49) -> dict:
             _node(f"sum_{i}", "llm.model", 400, y + 130, model=f"summarizer-{i}", provider=provider_id),
             _node(f"tpl_{i}", "template", 1200, y, template="{{ input }} (branch " + str(i) + ")"),
         ]
-        edges += [_edge("router", f"llm_{i}", f"r{i}"), _edge(f"mem_{i}", f"llm_{i}", "memory", "memory"),
-                  _edge(f"sum_{i}", f"mem_{i}", "llm", "llm"), _edge(f"llm_{i}", f"tpl_{i}"), _edge(f"tpl_{i}", "out")]
+        edges += [
+            _edge("router", f"llm_{i}", f"r{i}"),
+            _edge(f"mem_{i}", f"llm_{i}", "memory", "memory"),
+            _edge(f"sum_{i}", f"mem_{i}", "llm", "llm"),
+            _edge(f"llm_{i}", f"tpl_{i}"),
+            _edge(f"tpl_{i}", "out"),
+        ]
     return {"nodes": nodes, "edges": edges}
 
 
 def small_graph(provider_id: int) -> dict:
     return {
-        "nodes": [_node("chat", "trigger.chat", 0, 0), _node(CLICKED, "llm", 300, 0, model="model-25", provider=provider_id),
-                  _node("out", "output", 600, 0), _node("mem", "memory.window", 300, 200, max_messages=10)],
+        "nodes": [
+            _node("chat", "trigger.chat", 0, 0),
+            _node(CLICKED, "llm", 300, 0, model="model-25", provider=provider_id),
+            _node("out", "output", 600, 0),
+            _node("mem", "memory.window", 300, 200, max_messages=10),
+        ],
         "edges": [_edge("chat", CLICKED), _edge(CLICKED, "out"), _edge("mem", CLICKED, "memory", "memory")],
     }
 
@@ -174,15 +194,21 @@ def run(quick: bool) -> Result:
     stack = stacks.embedded()
     token = api_token(stack.base)
     with api_client(stack.base, token) as client:
-        provider = check(client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible",
-                                                               "api_base": "http://127.0.0.1:9/v1", "api_key": "k"}), 201)
+        provider = check(
+            client.post(
+                "/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1", "api_key": "k"}
+            ),
+            201,
+        )
         graphs = {"big": big_graph(provider["id"]), "small": small_graph(provider["id"])}
         ids = {}
         for key, graph in graphs.items():
             created = check(client.post("/api/workflows/", json={"name": f"editor {key}", "graph": graph}), 201)
             ids[key] = created["id"]
-        log(f"editor: workflows of {len(graphs['big']['nodes'])} and {len(graphs['small']['nodes'])} nodes; "
-            f"{len(created.get('errors') or [])} validation messages on the small one")
+        log(
+            f"editor: workflows of {len(graphs['big']['nodes'])} and {len(graphs['small']['nodes'])} nodes; "
+            f"{len(created.get('errors') or [])} validation messages on the small one"
+        )
 
     playwright = sync_playwright().start()
     Cleanup.push("playwright", playwright.stop)
@@ -191,8 +217,9 @@ def run(quick: bool) -> Result:
     chromium_version = browser.version
     login = browser.new_context(base_url=stack.base)
     csrf = login.request.get("/api/auth/csrf/").json()["csrftoken"]
-    response = login.request.post("/api/auth/login/", data={"username": USERNAME, "password": PASSWORD},
-                                  headers={"X-CSRFToken": csrf, "Referer": stack.base + "/"})
+    response = login.request.post(
+        "/api/auth/login/", data={"username": USERNAME, "password": PASSWORD}, headers={"X-CSRFToken": csrf, "Referer": stack.base + "/"}
+    )
     if not response.ok:
         raise RuntimeError(f"login failed: {response.status} {response.text()}")
     state = login.storage_state()
@@ -204,13 +231,13 @@ def run(quick: bool) -> Result:
     times = {"big": {"rendered": [], "interactive": []}, "small": {"rendered": [], "interactive": []}}
     drags = {"big": {"frames": [], "long_tasks": []}, "small": {"frames": [], "long_tasks": []}}
     for i in range(reps):
-        for key in (("big", "small") if i % 2 == 0 else ("small", "big")):
+        for key in ("big", "small") if i % 2 == 0 else ("small", "big"):
             rendered, interactive, _ = _open(browser, state, stack.base, ids[key], graphs[key])
             times[key]["rendered"].append(rendered)
             times[key]["interactive"].append(interactive)
     # Then, apart from the timings (a drag's work must not spill into the next opening's), the drags.
     for i in range(drag_reps):
-        for key in (("big", "small") if i % 2 == 0 else ("small", "big")):
+        for key in ("big", "small") if i % 2 == 0 else ("small", "big"):
             _, _, dragged = _open(browser, state, stack.base, ids[key], graphs[key], drag_steps)
             drags[key]["frames"] += dragged["frames"]
             drags[key]["long_tasks"] += dragged["longTasks"]
@@ -218,32 +245,74 @@ def run(quick: bool) -> Result:
     stats = {k: {m: summarize(v) for m, v in d.items()} for k, d in times.items()}
     big, small = stats["big"], stats["small"]
     frames = {k: {**summarize(d["frames"]), "p95": percentile(d["frames"], 95)} for k, d in drags.items()}
-    long_tasks = {k: {"count": len(d["long_tasks"]), "total_ms": sum(d["long_tasks"]), "max_ms": max(d["long_tasks"], default=0.0)}
-                  for k, d in drags.items()}
-    log(f"editor: 200 nodes interactive p50 {big['interactive']['p50']:.0f} ms (rendered {big['rendered']['p50']:.0f} ms); "
+    long_tasks = {
+        k: {"count": len(d["long_tasks"]), "total_ms": sum(d["long_tasks"]), "max_ms": max(d["long_tasks"], default=0.0)}
+        for k, d in drags.items()
+    }
+    log(
+        f"editor: 200 nodes interactive p50 {big['interactive']['p50']:.0f} ms (rendered {big['rendered']['p50']:.0f} ms); "
         f"4 nodes {small['interactive']['p50']:.0f} ms; dragging: frame p95 {frames['big']['p95']:.0f} ms "
-        f"({long_tasks['big']['count']} long tasks), 4 nodes {frames['small']['p95']:.0f} ms")
+        f"({long_tasks['big']['count']} long tasks), 4 nodes {frames['small']['p95']:.0f} ms"
+    )
     result.rows += [
-        Row("editor, 200 nodes: time to interactive (p50)", big["interactive"]["p50"], small["interactive"]["p50"], "ms",
-            big["interactive"]["p50"] / small["interactive"]["p50"], "200 nodes / 4 nodes", f"≤ {GOAL_MS:g} ms",
+        Row(
+            "editor, 200 nodes: time to interactive (p50)",
+            big["interactive"]["p50"],
+            small["interactive"]["p50"],
+            "ms",
+            big["interactive"]["p50"] / small["interactive"]["p50"],
+            "200 nodes / 4 nodes",
+            f"≤ {GOAL_MS:g} ms",
             big["interactive"]["p50"] <= GOAL_MS,
             note="from navigation start (cold cache) until all nodes and edges are visible and a click on a node has "
-                 "opened the inspector with its params; baseline column: the same on a 4-node workflow"),
-        Row("editor, 200 nodes: all nodes rendered (p50)", big["rendered"]["p50"], small["rendered"]["p50"], "ms",
-            big["rendered"]["p50"] / small["rendered"]["p50"], "200 nodes / 4 nodes"),
-        Row("editor, 200 nodes: time to interactive (max)", big["interactive"]["max"], small["interactive"]["max"], "ms",
-            big["interactive"]["max"] / small["interactive"]["max"], "200 nodes / 4 nodes"),
-        Row("editor, 200 nodes: frame interval while dragging a node (p95)", frames["big"]["p95"], frames["small"]["p95"], "ms",
-            frames["big"]["p95"] / frames["small"]["p95"], "200 nodes / 4 nodes", f"≤ {DRAG_GOAL_MS:g} ms",
+            "opened the inspector with its params; baseline column: the same on a 4-node workflow",
+        ),
+        Row(
+            "editor, 200 nodes: all nodes rendered (p50)",
+            big["rendered"]["p50"],
+            small["rendered"]["p50"],
+            "ms",
+            big["rendered"]["p50"] / small["rendered"]["p50"],
+            "200 nodes / 4 nodes",
+        ),
+        Row(
+            "editor, 200 nodes: time to interactive (max)",
+            big["interactive"]["max"],
+            small["interactive"]["max"],
+            "ms",
+            big["interactive"]["max"] / small["interactive"]["max"],
+            "200 nodes / 4 nodes",
+        ),
+        Row(
+            "editor, 200 nodes: frame interval while dragging a node (p95)",
+            frames["big"]["p95"],
+            frames["small"]["p95"],
+            "ms",
+            frames["big"]["p95"] / frames["small"]["p95"],
+            "200 nodes / 4 nodes",
+            f"≤ {DRAG_GOAL_MS:g} ms",
             frames["big"]["p95"] <= DRAG_GOAL_MS,
             note=f"a node dragged with the mouse across the canvas in {drag_steps} steps, {drag_reps} times; the interval between "
-                 "the page's animation frames meanwhile (30 fps and better is smooth); baseline column: the same on the "
-                 "4-node workflow"),
-        Row("editor, 200 nodes: long tasks while dragging (total)", long_tasks["big"]["total_ms"], long_tasks["small"]["total_ms"],
-            "ms", note="main-thread tasks over 50 ms during those drags, added up"),
+            "the page's animation frames meanwhile (30 fps and better is smooth); baseline column: the same on the "
+            "4-node workflow",
+        ),
+        Row(
+            "editor, 200 nodes: long tasks while dragging (total)",
+            long_tasks["big"]["total_ms"],
+            long_tasks["small"]["total_ms"],
+            "ms",
+            note="main-thread tasks over 50 ms during those drags, added up",
+        ),
     ]
-    result.details = {"repetitions": reps, "nodes": len(graphs["big"]["nodes"]), "edges": len(graphs["big"]["edges"]),
-                      "viewport": "1280x800", "figures_ms": stats, "server": "embedded-mode daphne",
-                      "chromium": chromium_version, "chromium_args": CHROMIUM_ARGS,
-                      "drag": {"steps": drag_steps, "drags": drag_reps, "frame_interval_ms": frames, "long_tasks": long_tasks}}
+    result.details = {
+        "repetitions": reps,
+        "nodes": len(graphs["big"]["nodes"]),
+        "edges": len(graphs["big"]["edges"]),
+        "viewport": "1280x800",
+        "figures_ms": stats,
+        "server": "embedded-mode daphne",
+        "chromium": chromium_version,
+        "chromium_args": CHROMIUM_ARGS,
+        "drag": {"steps": drag_steps, "drags": drag_reps, "frame_interval_ms": frames, "long_tasks": long_tasks},
+    }
     return result

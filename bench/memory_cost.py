@@ -78,8 +78,9 @@ def _seed_histories(sizes) -> dict:
                 batch = []
         if batch:
             HistoryMessage.objects.bulk_create(batch)
-        Summary.objects.create(history=history, memory_node="mem", text=" ".join(WORDS[:150]), covers_through=size - PENDING,
-                               token_count=200)
+        Summary.objects.create(
+            history=history, memory_node="mem", text=" ".join(WORDS[:150]), covers_through=size - PENDING, token_count=200
+        )
         histories[size] = history
         log(f"memory: stored a history of {size:,} messages in {time.monotonic() - started:.1f}s")
     if connection.vendor == "postgresql":
@@ -113,9 +114,15 @@ def _skein_context(workflow_id: int, thread_id: int, binding) -> list[dict]:
     def no_model(*args, **kwargs):
         raise AssertionError("steady state: no summarization may be due")
 
-    runtime = MemoryRuntime(workflow_id=workflow_id, run_id=1, thread_id=thread_id, bind_model=no_model,
-                            tokenizer_of=lambda ref: tokenizer_for(ref.model if ref else None),
-                            warn=lambda *a: None, notify=lambda *a: None)
+    runtime = MemoryRuntime(
+        workflow_id=workflow_id,
+        run_id=1,
+        thread_id=thread_id,
+        bind_model=no_model,
+        tokenizer_of=lambda ref: tokenizer_for(ref.model if ref else None),
+        warn=lambda *a: None,
+        notify=lambda *a: None,
+    )
     return runtime.context(binding).messages
 
 
@@ -185,8 +192,10 @@ def run(quick: bool) -> Result:
                 break
         stats = {key: summarize([t * 1000 for t in values]) for key, values in times.items()}
         figures[size] = stats
-        log(f"memory {size:>7,}: window p50 {stats['window']['p50']:.3f} ms, summary p50 {stats['summary']['p50']:.3f} ms, "
-            f"trim_messages p50 {stats['baseline']['p50']:.1f} ms (n={stats['baseline']['n']}), kept {len(kept_skein)} msgs")
+        log(
+            f"memory {size:>7,}: window p50 {stats['window']['p50']:.3f} ms, summary p50 {stats['summary']['p50']:.3f} ms, "
+            f"trim_messages p50 {stats['baseline']['p50']:.1f} ms (n={stats['baseline']['n']}), kept {len(kept_skein)} msgs"
+        )
 
     goal_size = 10_000 if 10_000 in sizes else max(sizes)
     for strategy in ("window", "summary"):
@@ -200,12 +209,19 @@ def run(quick: bool) -> Result:
             result.rows.append(row)
         low, high = figures[min(sizes)][strategy]["p50"], figures[max(sizes)][strategy]["p50"]
         growth = high / low
-        result.rows.append(Row(
-            f"memory.{strategy} flatness, {min(sizes):,} → {max(sizes):,} msgs", f"{growth:.2f}×",
-            f"{figures[max(sizes)]['baseline']['p50'] / figures[min(sizes)]['baseline']['p50']:.0f}×", "",
-            None, "", "Skein ≤ 2× from 100 to 100k", growth <= 2.0,
-            note="growth of p50 cost (largest / smallest history); baseline column: trim_messages' growth",
-        ))
+        result.rows.append(
+            Row(
+                f"memory.{strategy} flatness, {min(sizes):,} → {max(sizes):,} msgs",
+                f"{growth:.2f}×",
+                f"{figures[max(sizes)]['baseline']['p50'] / figures[min(sizes)]['baseline']['p50']:.0f}×",
+                "",
+                None,
+                "",
+                "Skein ≤ 2× from 100 to 100k",
+                growth <= 2.0,
+                note="growth of p50 cost (largest / smallest history); baseline column: trim_messages' growth",
+            )
+        )
     result.details = {
         "database": "postgresql",
         "max_tokens": MAX_TOKENS,

@@ -58,6 +58,9 @@ class Config:
     runner: str = "skein"  # "skein": Skein's chat turns; "langchain": the baseline
     uses_model: bool = False  # a model summarizes (for the quick run's budget and the report)
     extra: dict = field(default_factory=dict)  # for runners that need more (participant, ...)
+    # memory.facts on the consuming node as well ({params}; a model extracts after every turn)
+    facts: dict | None = None
+    max_messages: int | None = None  # replayed on conversations up to this size only (a model call per turn)
 
 
 CONFIGS: list[Config] = [
@@ -68,9 +71,35 @@ CONFIGS: list[Config] = [
     Config(
         "summary 20/6, external summarizer",
         {"type": "memory.summary", "max_messages": 20, "keep_last": 6, "llm_source": "external"},
-        summarizer=True, uses_model=True,
+        summarizer=True,
+        uses_model=True,
     ),
     Config("LangChain SummarizationMiddleware 20/6", None, runner="langchain", uses_model=True),
+    # Memory that outlives a thread (issue 21): each session is a thread of its own, so facts told
+    # in the first session are asked for in the last. Thread-keyed memory starts empty in every
+    # thread; participant-keyed memory and memory.facts follow the participant.
+    Config(
+        "summary 20/6, thread-keyed, sessions as threads",
+        {"type": "memory.summary", "max_messages": 20, "keep_last": 6},
+        layout="threads",
+        uses_model=True,
+    ),
+    Config(
+        "summary 20/6, participant-keyed, sessions as threads",
+        {"type": "memory.summary", "max_messages": 20, "keep_last": 6, "key": "participant"},
+        layout="threads",
+        uses_model=True,
+        extra={"participant": "bench-participant"},
+    ),
+    Config(
+        "facts + window 6, sessions as threads",
+        {"type": "memory.window", "max_messages": 6},
+        layout="threads",
+        uses_model=True,
+        extra={"participant": "bench-participant"},
+        facts={},
+        max_messages=200,
+    ),
 ]
 BUFFER = "buffer"
 OURS = "summary 20/6, bundled model"
@@ -118,17 +147,27 @@ def _graph(config: Config, provider_id: int) -> dict:
     if config.summarizer:
         summarizer = {"model": _bench_model(), "provider": None} if _bench_model() else dict(ref)
         summarizer["temperature"] = 0.2
-    return chatbot_graph(ref, SYSTEM_PROMPT, memory=dict(config.memory) if config.memory else None, summarizer=summarizer)
+    graph = chatbot_graph(ref, SYSTEM_PROMPT, memory=dict(config.memory) if config.memory else None, summarizer=summarizer)
+    if config.facts is not None:  # memory.facts beside the history memory, extracting with the consuming node's model
+        from workflows.engine.graph import edge_json, node_json
+
+        graph["nodes"].append(node_json("facts", "memory.facts", 300, 400, **config.facts))
+        graph["edges"].append(edge_json("facts", "assistant", "memory", "memory"))
+    return graph
 
 
 def _replay_skein(config: Config, conversation: Conversation, owner, provider) -> dict:
-    from memory.models import History, Summarization
-    from workflows import runs, services
+    from memory.models import FactExtraction, History, Summarization
+    from workflows import participants, runs, services
     from workflows.models import Run
 
-    workflow = services.workflow_create(owner=owner, name=f"bench {config.name} {len(conversation.messages)}",
-                                        graph=_graph(config, provider.pk))
+    workflow = services.workflow_create(
+        owner=owner, name=f"bench {config.name} {len(conversation.messages)}", graph=_graph(config, provider.pk)
+    )
     _Script.sent = []
+    participant = None
+    if config.extra.get("participant"):
+        participant = participants.participant_get_or_create(owner_id=owner.pk, external_id=config.extra["participant"])
     threads: dict[int, object] = {}
     warnings = failed_runs = 0
     started = time.monotonic()
@@ -136,7 +175,7 @@ def _replay_skein(config: Config, conversation: Conversation, owner, provider) -
         for user, reply in conversation.turns(session):
             key = session if config.layout == "threads" else 0
             _Script.reply = reply
-            run = runs.chat_start(workflow=workflow, message=user, thread=threads.get(key))
+            run = runs.chat_start(workflow=workflow, message=user, thread=threads.get(key), participant=participant)
             run = Run.objects.get(pk=run.pk)
             threads[key] = run.thread
             if run.status != Run.Status.SUCCEEDED:
@@ -145,12 +184,14 @@ def _replay_skein(config: Config, conversation: Conversation, owner, provider) -
             warnings += len(run.warnings or [])
     seconds = time.monotonic() - started
     rows = Summarization.objects.filter(history__in=History.objects.filter(workflow=workflow))
+    # A memory's own model calls: summarizations, and memory.facts' extractions after each turn.
+    calls = list(rows) + list(FactExtraction.objects.filter(workflow=workflow))
     stats = {
-        "calls": rows.count(),
-        "failed": rows.filter(status="failed").count(),
-        "prompt_tokens": sum(r.prompt_tokens for r in rows),
-        "completion_tokens": sum(r.completion_tokens for r in rows),
-        "seconds": sum(r.duration_ms for r in rows) / 1000,
+        "calls": len(calls),
+        "failed": sum(1 for r in calls if r.status == "failed"),
+        "prompt_tokens": sum(r.prompt_tokens for r in calls),
+        "completion_tokens": sum(r.completion_tokens for r in calls),
+        "seconds": sum(r.duration_ms for r in calls) / 1000,
     }
     summary = ""
     last = rows.filter(status="ok").order_by("-id").first()
@@ -159,8 +200,14 @@ def _replay_skein(config: Config, conversation: Conversation, owner, provider) -
 
         current = Summary.objects.filter(history=last.history).first()
         summary = current.text if current else ""
-    return {"sent": _Script.sent, "summarizer": stats, "warnings": warnings, "failed_runs": failed_runs,
-            "replay_seconds": seconds, "summary": summary}
+    return {
+        "sent": _Script.sent,
+        "summarizer": stats,
+        "warnings": warnings,
+        "failed_runs": failed_runs,
+        "replay_seconds": seconds,
+        "summary": summary,
+    }
 
 
 # --- LangChain's summarization middleware, on the same turns ----------------------------------
@@ -203,8 +250,12 @@ def _real_answers(final: list[dict], conversation: Conversation) -> dict | None:
             log(f"memory_quality: {model} failed: {exc}")
             answer = ""
         correct += answer_correct(answer, fact)
-    return {"model": model, "correct": correct, "facts": len(conversation.facts),
-            "pct": round(100.0 * correct / len(conversation.facts), 1)}
+    return {
+        "model": model,
+        "correct": correct,
+        "facts": len(conversation.facts),
+        "pct": round(100.0 * correct / len(conversation.facts), 1),
+    }
 
 
 def evaluate(config: Config, conversation: Conversation, replayed: dict) -> dict:
@@ -266,7 +317,9 @@ def _plot(figures: list[dict], path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     markers = {40: "o", 200: "s", 1000: "^"}
     for i, config in enumerate(dict.fromkeys(f["config"] for f in figures)):
-        points = sorted(((f["context_tokens"], f["retention_pct"], f["messages"]) for f in figures if f["config"] == config), key=lambda p: p[2])
+        points = sorted(
+            ((f["context_tokens"], f["retention_pct"], f["messages"]) for f in figures if f["config"] == config), key=lambda p: p[2]
+        )
         color = f"C{i}"
         ax.plot([p[0] for p in points], [p[1] for p in points], color=color, alpha=0.4)
         for x, y, n in points:
@@ -306,14 +359,21 @@ def run(quick: bool) -> Result:
         for size in sizes:
             conversation = generate(size, SEED)
             for config in configs:
+                if config.max_messages is not None and size > config.max_messages:
+                    continue
                 started = time.monotonic()
-                replayed = (_replay_langchain(config, conversation) if config.runner == "langchain"
-                            else _replay_skein(config, conversation, owner, provider))
+                replayed = (
+                    _replay_langchain(config, conversation)
+                    if config.runner == "langchain"
+                    else _replay_skein(config, conversation, owner, provider)
+                )
                 figure = evaluate(config, conversation, replayed)
                 figures.append(figure)
-                log(f"memory_quality {size:>5}: {config.name}: retention {figure['retention_pct']:.0f}%, stale "
+                log(
+                    f"memory_quality {size:>5}: {config.name}: retention {figure['retention_pct']:.0f}%, stale "
                     f"{figure['stale_pct']:.0f}%, {figure['context_tokens']} tokens, {figure['summarizer_calls']} summaries "
-                    f"({figure['failures']} failed) in {time.monotonic() - started:.1f}s")
+                    f"({figure['failures']} failed) in {time.monotonic() - started:.1f}s"
+                )
     finally:
         restore()
 
@@ -326,29 +386,61 @@ def run(quick: bool) -> Result:
     ours, peer, buf = by.get((OURS, target)), by.get((PEER, target)), buffer_tokens.get(target)
     if ours and buf:
         share = 100.0 * ours["context_tokens"] / buf
-        result.rows.append(Row(f"summary memory retention, {target} msgs, bundled model", ours["retention_pct"],
-                               peer["retention_pct"] if peer else None, "%", None, "",
-                               "≥ 80% of current facts", ours["retention_pct"] >= 80 if not quick else None,
-                               note="baseline column: LangChain's SummarizationMiddleware, same model and thresholds"))
-        result.rows.append(Row(f"summary memory context, {target} msgs (share of the buffer's tokens)", round(share, 1),
-                               round(100.0 * peer["context_tokens"] / buf, 1) if peer else None, "%", None, "",
-                               "≤ 20% of the buffer's tokens", share <= 20 if not quick else None))
+        result.rows.append(
+            Row(
+                f"summary memory retention, {target} msgs, bundled model",
+                ours["retention_pct"],
+                peer["retention_pct"] if peer else None,
+                "%",
+                None,
+                "",
+                "≥ 80% of current facts",
+                ours["retention_pct"] >= 80 if not quick else None,
+                note="baseline column: LangChain's SummarizationMiddleware, same model and thresholds",
+            )
+        )
+        result.rows.append(
+            Row(
+                f"summary memory context, {target} msgs (share of the buffer's tokens)",
+                round(share, 1),
+                round(100.0 * peer["context_tokens"] / buf, 1) if peer else None,
+                "%",
+                None,
+                "",
+                "≤ 20% of the buffer's tokens",
+                share <= 20 if not quick else None,
+            )
+        )
         if peer:
             ahead = ours["retention_pct"] > peer["retention_pct"] and ours["context_tokens"] <= peer["context_tokens"]
-            result.rows.append(Row(f"summary memory vs LangChain, {target} msgs (retention points)",
-                                   round(ours["retention_pct"] - peer["retention_pct"], 1), None, "pts", None, "",
-                                   "ahead at equal or fewer tokens", ahead if not quick else None,
-                                   note=f"Skein {ours['context_tokens']} tokens, LangChain {peer['context_tokens']} tokens"))
+            result.rows.append(
+                Row(
+                    f"summary memory vs LangChain, {target} msgs (retention points)",
+                    round(ours["retention_pct"] - peer["retention_pct"], 1),
+                    None,
+                    "pts",
+                    None,
+                    "",
+                    "ahead at equal or fewer tokens",
+                    ahead if not quick else None,
+                    note=f"Skein {ours['context_tokens']} tokens, LangChain {peer['context_tokens']} tokens",
+                )
+            )
     markdown = _table(figures, buffer_tokens) + f"\n\n![Fact retention against context tokens]({plot_name})\n"
     before_path = BENCH_DIR / BEFORE
     if not quick and before_path.exists():
         before = json.loads(before_path.read_text())
         before_buffer = {f["messages"]: f["context_tokens"] for f in before["figures"] if f["config"] == BUFFER}
-        markdown += (f"\n**Before** the summarization change (commit `{before['commit']}`, {before['started']}: "
-                     f"{before['note']}):\n\n" + _table(before["figures"], before_buffer) + "\n")
+        markdown += (
+            f"\n**Before** the summarization change (commit `{before['commit']}`, {before['started']}: "
+            f"{before['note']}):\n\n" + _table(before["figures"], before_buffer) + "\n"
+        )
     notes = [
         f"Seed {SEED}; conversations of {', '.join(str(s) for s in sizes)} messages; the consuming model scripted, "
         f"summaries by the bundled model (SmolLM2-135M on llama.cpp){' and ' + _bench_model() if _bench_model() else ''}.",
+        "'sessions as threads': each session of the conversation is a thread of its own (facts told in the first are "
+        "asked for in the last); 'participant-keyed' memory and memory.facts follow the participant across them. For "
+        "memory.facts, the summarizer columns count its extraction calls (one per turn).",
         "Retention: current facts whose value is in what the consuming model is sent at the last turn (seeds, summary, "
         "kept history). Stale: changed facts shown with their old value and without the new one.",
     ]

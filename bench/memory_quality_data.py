@@ -51,8 +51,15 @@ SLOTS: dict[str, dict] = {
     },
     "allergy": {
         "values": ["peanuts", "shellfish", "penicillin", "sesame", "kiwi", "latex"],
-        "state": ["I'm allergic to {v}.", "Careful with recipes: I have an allergy to {v}.", "One thing to know: {v} make me sick, I'm allergic."],
-        "change": ["Turns out I'm not allergic to {old} after all; my allergy is to {new}.", "The doctor says my allergy is {new}, not {old}."],
+        "state": [
+            "I'm allergic to {v}.",
+            "Careful with recipes: I have an allergy to {v}.",
+            "One thing to know: {v} make me sick, I'm allergic.",
+        ],
+        "change": [
+            "Turns out I'm not allergic to {old} after all; my allergy is to {new}.",
+            "The doctor says my allergy is {new}, not {old}.",
+        ],
         "question": "What am I allergic to?",
     },
     "colour": {
@@ -105,20 +112,43 @@ SESSIONS = {40: 2, 200: 4, 1000: 8}
 
 # --- the filler -----------------------------------------------------------------------------------
 QUESTIONS = [
-    "How does photosynthesis work?", "Can you explain what a mortgage is?", "What's the difference between weather and climate?",
-    "Why is the sky blue?", "How do I boil an egg properly?", "What is a prime number?", "How do vaccines train the immune system?",
-    "What does an index fund do?", "How can I improve my sleep?", "What's a good way to learn a new language?",
-    "Why do cats purr?", "How does a refrigerator keep things cold?", "What is the tallest mountain in the world?",
-    "How do airplanes stay in the air?", "What is compound interest?", "Can you suggest a stretching routine?",
+    "How does photosynthesis work?",
+    "Can you explain what a mortgage is?",
+    "What's the difference between weather and climate?",
+    "Why is the sky blue?",
+    "How do I boil an egg properly?",
+    "What is a prime number?",
+    "How do vaccines train the immune system?",
+    "What does an index fund do?",
+    "How can I improve my sleep?",
+    "What's a good way to learn a new language?",
+    "Why do cats purr?",
+    "How does a refrigerator keep things cold?",
+    "What is the tallest mountain in the world?",
+    "How do airplanes stay in the air?",
+    "What is compound interest?",
+    "Can you suggest a stretching routine?",
 ]
 SMALL_TALK = [
-    "It's raining again today.", "I had a long day.", "Thanks, that was helpful!", "Haha, good one.", "I'm making tea right now.",
-    "The weekend went by too fast.", "I just got back from a walk.", "Traffic was terrible this morning.", "Okay, makes sense.",
-    "I should really get some sleep soon.", "The neighbours are having a party.", "I finished a good book yesterday.",
+    "It's raining again today.",
+    "I had a long day.",
+    "Thanks, that was helpful!",
+    "Haha, good one.",
+    "I'm making tea right now.",
+    "The weekend went by too fast.",
+    "I just got back from a walk.",
+    "Traffic was terrible this morning.",
+    "Okay, makes sense.",
+    "I should really get some sleep soon.",
+    "The neighbours are having a party.",
+    "I finished a good book yesterday.",
 ]
 GREETINGS = ["Hi, I'm back.", "Hello again!", "Good morning!", "Hey, it's me again.", "Evening! Got a minute?"]
-PASTE_INTROS = ["Here's an article I'm reading, what do you think?", "Can you summarize this text for me?",
-                "A colleague sent me this, is it right?"]
+PASTE_INTROS = [
+    "Here's an article I'm reading, what do you think?",
+    "Can you summarize this text for me?",
+    "A colleague sent me this, is it right?",
+]
 WORDS = (
     "the of and to in is that for on with as by this be are from at or an it was which not have has but were their "
     "can more also other been all its about into some would these there than such may most new many after time "
@@ -128,12 +158,16 @@ WORDS = (
 ).split()
 REPLIES = {
     "fact": ["Thanks for telling me, I'll keep that in mind.", "Got it, noted.", "Good to know!", "Understood, thank you."],
-    "question": ["Good question. In short, it comes down to a few simple principles; happy to go deeper if you like.",
-                 "Here's the gist: it works step by step, and the details depend on the situation.",
-                 "In brief: there are a couple of key ideas, and I can explain each one if you want."],
+    "question": [
+        "Good question. In short, it comes down to a few simple principles; happy to go deeper if you like.",
+        "Here's the gist: it works step by step, and the details depend on the situation.",
+        "In brief: there are a couple of key ideas, and I can explain each one if you want.",
+    ],
     "small": ["I hear you.", "Sounds nice.", "Ha, fair enough.", "Take care of yourself!", "Glad to hear it."],
-    "paste": ["The text argues its point clearly, though a few claims could use sources.",
-              "Summary of the text: it describes a process and its effects, with some examples."],
+    "paste": [
+        "The text argues its point clearly, though a few claims could use sources.",
+        "Summary of the text: it describes a process and its effects, with some examples.",
+    ],
     "greeting": ["Welcome back! How can I help?", "Hello! Good to see you again."],
 }
 CLOSING = "Thanks, that's all for today."
@@ -170,7 +204,9 @@ class Conversation:
 
     def as_dict(self) -> dict:
         return {
-            "seed": self.seed, "messages": len(self.messages), "sessions": self.sessions,
+            "seed": self.seed,
+            "messages": len(self.messages),
+            "sessions": self.sessions,
             "facts": [f.__dict__ for f in self.facts],
         }
 
@@ -224,12 +260,15 @@ def generate(messages: int, seed: int = 16) -> Conversation:
                 facts[slot] = Fact(slot, first, spec["question"], stated_session=session)
             else:
                 user = rng.choice(spec["change"]).format(old=first, new=new)
-                facts[slot] = Fact(slot, new, spec["question"], old=first, stated_session=facts[slot].stated_session,
-                                   changed_session=session)
+                facts[slot] = Fact(
+                    slot, new, spec["question"], old=first, stated_session=facts[slot].stated_session, changed_session=session
+                )
             kind = "fact"
         else:
             kind = rng.choices(["question", "small", "paste"], weights=[5, 4, 1])[0]
-            user = {"question": lambda: rng.choice(QUESTIONS), "small": lambda: rng.choice(SMALL_TALK), "paste": lambda: _paste(rng)}[kind]()
+            user = {"question": lambda: rng.choice(QUESTIONS), "small": lambda: rng.choice(SMALL_TALK), "paste": lambda: _paste(rng)}[
+                kind
+            ]()
         conversation.messages.append({"role": "user", "content": user, "session": session})
         conversation.messages.append({"role": "assistant", "content": rng.choice(REPLIES[kind]), "session": session})
     conversation.facts = [facts[slot] for slot in slots]

@@ -78,9 +78,17 @@ def replay(conversation: Conversation, *, system_prompt: str, trigger_messages: 
             update = None
         if update:
             state = list(update["messages"][1:])  # [RemoveMessage(all), summary, *kept]
-        sent_per_turn.append([{"role": "system", "content": system_prompt}]
-                             + [{"role": "assistant" if m.type == "ai" else "user", "content": m.text} for m in state])
+        sent_per_turn.append(
+            [{"role": "system", "content": system_prompt}]
+            + [{"role": "assistant" if m.type == "ai" else "user", "content": m.text} for m in state]
+        )
         state.append(AIMessage(reply))
     summary = next((m.text for m in state if (m.additional_kwargs or {}).get("lc_source") == "summarization"), "")
-    return {"sent": sent_per_turn, "summarizer": stats, "warnings": stats["failed"], "failed_runs": 0,
-            "replay_seconds": time.monotonic() - started, "summary": summary}
+    return {
+        "sent": sent_per_turn,
+        "summarizer": stats,
+        "warnings": stats["failed"],
+        "failed_runs": 0,
+        "replay_seconds": time.monotonic() - started,
+        "summary": summary,
+    }

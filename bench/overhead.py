@@ -44,8 +44,14 @@ def bare_call(fake, messages: list[dict]) -> str:
     import litellm
 
     response = litellm.completion(
-        model="openai/agent-model", api_base=fake.base_url, api_key="k", messages=messages, stream=True,
-        stream_options={"include_usage": True}, timeout=60, max_retries=0,
+        model="openai/agent-model",
+        api_base=fake.base_url,
+        api_key="k",
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+        timeout=60,
+        max_retries=0,
     )
     parts = []
     for chunk in response:
@@ -141,30 +147,63 @@ def run(quick: bool) -> Result:
         figures[mode] = stats
         timelines[mode] = timeline
         log(f"overhead {mode}: turn timeline p50: " + ", ".join(f"{k.strip()} {v['p50']:.1f} ms" for k, v in timeline.items()))
-        log(f"overhead {mode}: turn p50 {stats['turn']['p50']:.1f} ms, bare p50 {stats['bare']['p50']:.1f} ms, "
-            f"difference p50 {stats['diff']['p50']:.1f} ms, p99 {stats['diff']['p99']:.1f} ms (n={turns})")
+        log(
+            f"overhead {mode}: turn p50 {stats['turn']['p50']:.1f} ms, bare p50 {stats['bare']['p50']:.1f} ms, "
+            f"difference p50 {stats['diff']['p50']:.1f} ms, p99 {stats['diff']['p99']:.1f} ms (n={turns})"
+        )
         goal = GOALS_MS[mode]
-        result.rows.append(Row(
-            f"turn overhead, {mode} (p50 of turn − bare call)", stats["diff"]["p50"], None, "ms", None, "",
-            f"p50 ≤ {goal:g} ms", stats["diff"]["p50"] <= goal,
-            note=f"turn p50 {stats['turn']['p50']:.1f} ms vs bare litellm call p50 {stats['bare']['p50']:.1f} ms; n={turns}",
-        ))
+        result.rows.append(
+            Row(
+                f"turn overhead, {mode} (p50 of turn − bare call)",
+                stats["diff"]["p50"],
+                None,
+                "ms",
+                None,
+                "",
+                f"p50 ≤ {goal:g} ms",
+                stats["diff"]["p50"] <= goal,
+                note=f"turn p50 {stats['turn']['p50']:.1f} ms vs bare litellm call p50 {stats['bare']['p50']:.1f} ms; n={turns}",
+            )
+        )
         result.rows[-1].baseline = "—"
-        result.rows.append(Row(
-            f"turn latency, {mode} (p50)", stats["turn"]["p50"], stats["bare"]["p50"], "ms",
-            stats["turn"]["p50"] / stats["bare"]["p50"], "Skein / bare",
-        ))
-        result.rows.append(Row(
-            f"turn overhead, {mode} (p99 of turn − bare call)", stats["diff"]["p99"], None, "ms", None, "",
-        ))
+        result.rows.append(
+            Row(
+                f"turn latency, {mode} (p50)",
+                stats["turn"]["p50"],
+                stats["bare"]["p50"],
+                "ms",
+                stats["turn"]["p50"] / stats["bare"]["p50"],
+                "Skein / bare",
+            )
+        )
+        result.rows.append(
+            Row(
+                f"turn overhead, {mode} (p99 of turn − bare call)",
+                stats["diff"]["p99"],
+                None,
+                "ms",
+                None,
+                "",
+            )
+        )
         result.rows[-1].baseline = "—"
-        result.rows.append(Row(
-            f"turn latency, {mode} (p99)", stats["turn"]["p99"], stats["bare"]["p99"], "ms",
-            stats["turn"]["p99"] / stats["bare"]["p99"], "Skein / bare",
-        ))
+        result.rows.append(
+            Row(
+                f"turn latency, {mode} (p99)",
+                stats["turn"]["p99"],
+                stats["bare"]["p99"],
+                "ms",
+                stats["turn"]["p99"] / stats["bare"]["p99"],
+                "Skein / bare",
+            )
+        )
     result.details = {
-        "turns_per_mode": turns, "warmup_turns": warmup, "turns_per_thread": TURNS_PER_THREAD, "memory": MEMORY,
-        "full_mode_worker": "1 process, --pool threads --concurrency 8", "figures_ms": figures,
+        "turns_per_mode": turns,
+        "warmup_turns": warmup,
+        "turns_per_thread": TURNS_PER_THREAD,
+        "memory": MEMORY,
+        "full_mode_worker": "1 process, --pool threads --concurrency 8",
+        "figures_ms": figures,
         "timeline_ms": timelines,
     }
     return result

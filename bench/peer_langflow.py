@@ -89,8 +89,12 @@ class Langflow:
             "OPENAI_BASE_URL": fake_base_url.replace("127.0.0.1", "127.1"),
             "DO_NOT_TRACK": "true",
         }
-        self.process = Process("langflow", [str(venv / "bin" / "langflow"), "run", "--backend-only", "--host", "127.0.0.1",
-                                            "--port", str(port)], env, directory)
+        self.process = Process(
+            "langflow",
+            [str(venv / "bin" / "langflow"), "run", "--backend-only", "--host", "127.0.0.1", "--port", str(port)],
+            env,
+            directory,
+        )
         Cleanup.push("langflow server", self.process.stop)
         self.base = f"http://127.0.0.1:{port}"
 
@@ -101,8 +105,9 @@ class Langflow:
                 return False
 
         log("langflow: starting its server")
-        wait_for(lambda: up() or not self.process.alive(), timeout=300, interval=1, what="Langflow to start",
-                 diagnostics=self.process.output)
+        wait_for(
+            lambda: up() or not self.process.alive(), timeout=300, interval=1, what="Langflow to start", diagnostics=self.process.output
+        )
         assert self.process.alive(), self.process.output()
         self.client = httpx.Client(base_url=self.base, timeout=120)
         Cleanup.push("langflow client", self.client.close)
@@ -123,8 +128,11 @@ class Langflow:
 
     def turn(self, message: str, session: str) -> str:
         try:
-            response = self.client.post(f"/api/v1/run/{self.flow_id}", params={"stream": "false"},
-                                        json={"input_value": message, "session_id": session, "tweaks": self.tweaks})
+            response = self.client.post(
+                f"/api/v1/run/{self.flow_id}",
+                params={"stream": "false"},
+                json={"input_value": message, "session_id": session, "tweaks": self.tweaks},
+            )
         except Exception:
             log(f"langflow: the server's log ends with\n{self.process.output()[-3000:]}")
             raise
@@ -184,15 +192,39 @@ def run(quick: bool) -> Result:
     turns = conversations * TURNS_PER_CONVERSATION
     skein, peer = summarize([ms(t) for t in skein_times]), summarize([ms(t) for t in langflow_times])
     cpu_ms = {name: seconds * 1000 / turns for name, seconds in cpu.items()}
-    log(f"langflow: p50 Skein {skein['p50']:.1f} ms, Langflow {peer['p50']:.1f} ms; CPU per turn "
-        f"Skein {cpu_ms['skein']:.1f} ms, Langflow {cpu_ms['langflow']:.1f} ms (n={turns} each)")
+    log(
+        f"langflow: p50 Skein {skein['p50']:.1f} ms, Langflow {peer['p50']:.1f} ms; CPU per turn "
+        f"Skein {cpu_ms['skein']:.1f} ms, Langflow {cpu_ms['langflow']:.1f} ms (n={turns} each)"
+    )
     for q in ("p50", "p99"):
-        result.rows.append(Row(f"chat turn with a 10-message history, {q} (Skein full stack vs Langflow {LANGFLOW_VERSION})",
-                               skein[q], peer[q], "ms", peer[q] / skein[q], "Langflow / Skein"))
-    result.rows.append(Row("server CPU per turn (Skein: daphne + worker; Langflow: its server)", cpu_ms["skein"],
-                           cpu_ms["langflow"], "ms", cpu_ms["langflow"] / cpu_ms["skein"], "Langflow / Skein",
-                           note="database servers not counted (Skein's PostgreSQL; Langflow's SQLite is in-process)"))
-    result.details = {"langflow_version": LANGFLOW_VERSION, "turns_each": turns, "turns_per_conversation": TURNS_PER_CONVERSATION,
-                      "history_messages": HISTORY_MESSAGES, "latency_ms": {"skein": skein, "langflow": peer}, "cpu_ms_per_turn": cpu_ms,
-                      "skein_worker": "1 process, --pool threads --concurrency 8"}
+        result.rows.append(
+            Row(
+                f"chat turn with a 10-message history, {q} (Skein full stack vs Langflow {LANGFLOW_VERSION})",
+                skein[q],
+                peer[q],
+                "ms",
+                peer[q] / skein[q],
+                "Langflow / Skein",
+            )
+        )
+    result.rows.append(
+        Row(
+            "server CPU per turn (Skein: daphne + worker; Langflow: its server)",
+            cpu_ms["skein"],
+            cpu_ms["langflow"],
+            "ms",
+            cpu_ms["langflow"] / cpu_ms["skein"],
+            "Langflow / Skein",
+            note="database servers not counted (Skein's PostgreSQL; Langflow's SQLite is in-process)",
+        )
+    )
+    result.details = {
+        "langflow_version": LANGFLOW_VERSION,
+        "turns_each": turns,
+        "turns_per_conversation": TURNS_PER_CONVERSATION,
+        "history_messages": HISTORY_MESSAGES,
+        "latency_ms": {"skein": skein, "langflow": peer},
+        "cpu_ms_per_turn": cpu_ms,
+        "skein_worker": "1 process, --pool threads --concurrency 8",
+    }
     return result

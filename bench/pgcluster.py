@@ -39,17 +39,37 @@ class PrivatePostgres:
         self.data = self.root / "data"
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")
-        subprocess.run(_as_postgres([_bin("initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
-                                     "-E", "UTF8"]), check=True, capture_output=True, text=True)
+        subprocess.run(
+            _as_postgres([_bin("initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         self.log_path = self.root / "postgres.log"
         self._log = open(self.log_path, "w")
         if os.geteuid() == 0:
             shutil.chown(self.log_path, "postgres", "postgres")
         self.proc = subprocess.Popen(
-            _as_postgres([_bin("postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.root),
-                          "-c", "listen_addresses=127.0.0.1", "-c", f"max_connections={max_connections}",
-                          "-c", "shared_buffers=128MB"]),
-            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            _as_postgres(
+                [
+                    _bin("postgres"),
+                    "-D",
+                    str(self.data),
+                    "-p",
+                    str(self.port),
+                    "-k",
+                    str(self.root),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    f"max_connections={max_connections}",
+                    "-c",
+                    "shared_buffers=128MB",
+                ]
+            ),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         Cleanup.push(f"private PostgreSQL on port {self.port}", self.stop)
         deadline = time.monotonic() + 60

@@ -46,9 +46,25 @@ class PySpy:
         for name, pid in self.targets.items():
             out = PROFILE_DIR / f"{name}.txt"
             proc = subprocess.Popen(
-                [binary, "record", "--pid", str(pid), "--rate", str(self.rate), "--format", "raw", "--output", str(out),
-                 "--nonblocking", "--threads"] + (["--idle"] if self.idle else ["--gil"]),
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                [
+                    binary,
+                    "record",
+                    "--pid",
+                    str(pid),
+                    "--rate",
+                    str(self.rate),
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(out),
+                    "--nonblocking",
+                    "--threads",
+                ]
+                + (["--idle"] if self.idle else ["--gil"]),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
             )
             self.procs.append((name, proc, out))
         time.sleep(0.5)

@@ -24,7 +24,9 @@ def render(payload: dict) -> str:
         f"{meta.get('cpus')} CPUs, Python {meta.get('python')}; load average at start "
         f"{', '.join(f'{x:.2f}' for x in meta.get('load_average_at_start', []))}"
         + (f", at end {', '.join(f'{x:.2f}' for x in meta['load_average_at_end'])}" if meta.get("load_average_at_end") else "")
-        + ". Produced by `python -m bench`" + (" --quick" if meta.get("quick") else "") + "; details in `results.json`.",
+        + ". Produced by `python -m bench`"
+        + (" --quick" if meta.get("quick") else "")
+        + "; details in `results.json`.",
         "",
         "| benchmark | Skein | baseline | ratio | goal | met? |",
         "|---|---|---|---|---|---|",

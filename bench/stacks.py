@@ -75,6 +75,7 @@ def full(*, concurrency: int = 8, worker_processes: int = 1, database_url: str |
     from tests.stack import full_mode_env, start_daphne, start_worker
 
     directory = temp_dir("skein-bench-full-")
+
     def forget_keys() -> None:  # this run's keys only: another run may share the Redis db
         client = redis.Redis.from_url(REDIS_URL)
         for key in client.scan_iter(match=f"*{BENCH_NAMESPACE}*", count=1000):

@@ -92,11 +92,30 @@ def _baseline(base_url: str, processes: int, threads: int, duration: float, warm
     procs = []
     try:
         for index in range(processes):
-            procs.append(subprocess.Popen(
-                [PYTHON, "-m", "bench.bareclient", "--base-url", base_url, "--threads", str(threads), "--warmup", str(warmup),
-                 "--window", str(duration), "--offset", str(index * threads)],
-                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        PYTHON,
+                        "-m",
+                        "bench.bareclient",
+                        "--base-url",
+                        base_url,
+                        "--threads",
+                        str(threads),
+                        "--warmup",
+                        str(warmup),
+                        "--window",
+                        str(duration),
+                        "--offset",
+                        str(index * threads),
+                    ],
+                    cwd=ROOT,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    start_new_session=True,
+                )
+            )
         for proc in procs:
             if proc.stdout.readline().strip() != "ready":
                 raise RuntimeError("a bare client did not start")
@@ -137,15 +156,23 @@ def _skein(stack, workflow_id: int, token: str, conversations: int, duration: fl
         # One client (one keep-alive connection) per conversation: a single client's connection pool
         # spends CPU quadratic in its connections (httpcore), which made the load generator, not
         # Skein, the bottleneck at 200 conversations.
-        clients = [httpx.AsyncClient(base_url=stack.base, headers={"Authorization": f"Token {token}"},
-                                     limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(300.0, connect=30.0))
-                   for _ in range(conversations)]
+        clients = [
+            httpx.AsyncClient(
+                base_url=stack.base,
+                headers={"Authorization": f"Token {token}"},
+                limits=httpx.Limits(max_connections=1),
+                timeout=httpx.Timeout(300.0, connect=30.0),
+            )
+            for _ in range(conversations)
+        ]
         try:
+
             async def send(conversation: int, turn: int):
                 message = f"c{conversation} t{turn}"
                 sent_at = time.time()
-                response = await clients[conversation].post(f"/api/workflows/{workflow_id}/chat/",
-                                                            json={"message": message, "thread": threads.get(conversation)})
+                response = await clients[conversation].post(
+                    f"/api/workflows/{workflow_id}/chat/", json={"message": message, "thread": threads.get(conversation)}
+                )
                 answered_at = time.time()
                 if response.status_code != 200:
                     return False, f"HTTP {response.status_code}: {response.text[:150]}"
@@ -203,13 +230,21 @@ def _check_transcripts(stack, token: str, sent: dict, records) -> dict:
                     if not reply or reply["role"] != "assistant" or reply["content"] != f"echo: {m['content']}":
                         missing_reply += 1
                         examples.append(f"no reply after {m['content']} on thread {thread}")
-    return {"threads_checked": len(sent["threads"]), "acknowledged": sum(len(v) for v in sent["acked"].values()),
-            "lost": lost, "duplicated": duplicated, "unexpected": unexpected, "threads_out_of_order": out_of_order,
-            "user_messages_without_reply": missing_reply, "examples": examples[:10]}
+    return {
+        "threads_checked": len(sent["threads"]),
+        "acknowledged": sum(len(v) for v in sent["acked"].values()),
+        "lost": lost,
+        "duplicated": duplicated,
+        "unexpected": unexpected,
+        "threads_out_of_order": out_of_order,
+        "user_messages_without_reply": missing_reply,
+        "examples": examples[:10],
+    }
 
 
-def _measure(*, max_connections: int, conversations: int, latency: float, duration: float, warmup: float,
-             processes: int, threads: int, fake) -> dict:
+def _measure(
+    *, max_connections: int, conversations: int, latency: float, duration: float, warmup: float, processes: int, threads: int, fake
+) -> dict:
     """One Skein run on a private PostgreSQL with ``max_connections``: figures, audit, peak connections."""
     import threading
 
@@ -220,8 +255,9 @@ def _measure(*, max_connections: int, conversations: int, latency: float, durati
         stack = stacks.full(concurrency=threads, worker_processes=processes, database_url=pg.url)
         token = api_token(stack.base)
         with api_client(stack.base, token) as client:
-            workflow = create_chatbot(client, fake.base_url, memory={"type": "memory.window", "max_tokens": 2000, "max_messages": None},
-                                      name="throughput")
+            workflow = create_chatbot(
+                client, fake.base_url, memory={"type": "memory.window", "max_tokens": 2000, "max_messages": None}, name="throughput"
+            )
         peak = {"connections": 0}
         stop = threading.Event()
 
@@ -251,8 +287,10 @@ def _measure(*, max_connections: int, conversations: int, latency: float, durati
             sampler.join()
             if profile:
                 profile.stop()
-        log(f"throughput: {skein['turns_per_s']:.1f} turns/s, p50 {skein['latency_ms'].get('p50', 0):.0f} ms, "
-            f"errors {sum(skein['errors'].values())}, peak {peak['connections']} connections; checking transcripts")
+        log(
+            f"throughput: {skein['turns_per_s']:.1f} turns/s, p50 {skein['latency_ms'].get('p50', 0):.0f} ms, "
+            f"errors {sum(skein['errors'].values())}, peak {peak['connections']} connections; checking transcripts"
+        )
         time.sleep(2.0)  # let turns whose client gave up finish, so the check sees a quiet system
         audit = _check_transcripts(stack, token, sent, skein["records"])
         log(f"throughput: transcripts {audit}")
@@ -264,8 +302,15 @@ def _measure(*, max_connections: int, conversations: int, latency: float, durati
             timeline = {"error": repr(exc)}
     cpu_ms_per_turn = {k: 1000 * v / max(1, skein["turns_in_window"]) for k, v in meter.used.items()}
     log("throughput: CPU per turn: " + ", ".join(f"{k} {v:.0f} ms" for k, v in cpu_ms_per_turn.items()))
-    return {"skein": skein, "audit": audit, "peak_connections": peak["connections"], "log_errors": logs, "timeline_ms": timeline,
-            "cpu_s_in_window": meter.used, "cpu_ms_per_turn": cpu_ms_per_turn}
+    return {
+        "skein": skein,
+        "audit": audit,
+        "peak_connections": peak["connections"],
+        "log_errors": logs,
+        "timeline_ms": timeline,
+        "cpu_s_in_window": meter.used,
+        "cpu_ms_per_turn": cpu_ms_per_turn,
+    }
 
 
 def _log_errors(path) -> dict:
@@ -297,15 +342,22 @@ def run(quick: bool) -> Result:
 
     log(f"throughput baseline: {processes} x {threads} bare litellm.completion clients, {latency * 1000:.0f} ms model")
     base = _baseline(fake.base_url, processes, threads, duration, warmup, fake.proc.pid)
-    log(f"throughput baseline: {base['turns_per_s']:.1f} turns/s, p50 {base['latency_ms'].get('p50', 0):.0f} ms; CPU per call: "
-        + ", ".join(f"{k} {v:.0f} ms" for k, v in base["cpu_ms_per_turn"].items()))
+    log(
+        f"throughput baseline: {base['turns_per_s']:.1f} turns/s, p50 {base['latency_ms'].get('p50', 0):.0f} ms; CPU per call: "
+        + ", ".join(f"{k} {v:.0f} ms" for k, v in base["cpu_ms_per_turn"].items())
+    )
 
     runs = {}
     for max_connections in limits:
         runs[max_connections] = _measure(
-            max_connections=max_connections, conversations=conversations, latency=latency,
-            duration=duration if max_connections == limits[0] else min(duration, 20.0), warmup=warmup,
-            processes=processes, threads=threads, fake=fake,
+            max_connections=max_connections,
+            conversations=conversations,
+            latency=latency,
+            duration=duration if max_connections == limits[0] else min(duration, 20.0),
+            warmup=warmup,
+            processes=processes,
+            threads=threads,
+            fake=fake,
         )
     pool_size = int(os.environ.get("SKEIN_DB_POOL_SIZE", "32"))  # the stack's processes inherit it (config/settings.py)
     pools = pool_size * (processes + 1)
@@ -315,32 +367,79 @@ def run(quick: bool) -> Result:
         bad = audit["lost"] + audit["duplicated"] + audit["unexpected"]
         failed_turns = sum(skein["errors"].values())
         result.rows += [
-            Row(f"throughput, {label} (turns/s)", skein["turns_per_s"], base["turns_per_s"], "turns/s",
-                _ratio(skein["turns_per_s"], base["turns_per_s"]), "Skein / bare", f"≥ {GOAL:g} turns/s",
+            Row(
+                f"throughput, {label} (turns/s)",
+                skein["turns_per_s"],
+                base["turns_per_s"],
+                "turns/s",
+                _ratio(skein["turns_per_s"], base["turns_per_s"]),
+                "Skein / bare",
+                f"≥ {GOAL:g} turns/s",
                 skein["turns_per_s"] >= GOAL,
                 note=f"peak {measured['peak_connections']} PostgreSQL connections; failed turns {failed_turns}: "
-                     + ("; ".join(f"{n}× {e[:160]}" for e, n in skein["errors"].most_common(3)) or "none")),
-            Row(f"  latency p50 ({max_connections} conns)", skein["latency_ms"].get("p50"), base["latency_ms"].get("p50"), "ms",
-                _ratio(skein["latency_ms"].get("p50"), base["latency_ms"].get("p50")), "Skein / bare"),
-            Row(f"  latency p99 ({max_connections} conns)", skein["latency_ms"].get("p99"), base["latency_ms"].get("p99"), "ms",
-                _ratio(skein["latency_ms"].get("p99"), base["latency_ms"].get("p99")), "Skein / bare"),
-            Row(f"  peak PostgreSQL connections ({max_connections} conns)", measured["peak_connections"], pools, "", None,
-                "peak / pools' sizes", f"≤ {pools} (the pools' sizes)", measured["peak_connections"] <= pools,
-                note=f"{processes} worker process(es) and 1 daphne, a pool of {pool_size} each; {processes * threads} turns in flight at most"),
-            Row(f"  lost + duplicated turns ({max_connections} conns, every transcript checked)", bad, 0, "", None, "", "0",
+                + ("; ".join(f"{n}× {e[:160]}" for e, n in skein["errors"].most_common(3)) or "none"),
+            ),
+            Row(
+                f"  latency p50 ({max_connections} conns)",
+                skein["latency_ms"].get("p50"),
+                base["latency_ms"].get("p50"),
+                "ms",
+                _ratio(skein["latency_ms"].get("p50"), base["latency_ms"].get("p50")),
+                "Skein / bare",
+            ),
+            Row(
+                f"  latency p99 ({max_connections} conns)",
+                skein["latency_ms"].get("p99"),
+                base["latency_ms"].get("p99"),
+                "ms",
+                _ratio(skein["latency_ms"].get("p99"), base["latency_ms"].get("p99")),
+                "Skein / bare",
+            ),
+            Row(
+                f"  peak PostgreSQL connections ({max_connections} conns)",
+                measured["peak_connections"],
+                pools,
+                "",
+                None,
+                "peak / pools' sizes",
+                f"≤ {pools} (the pools' sizes)",
+                measured["peak_connections"] <= pools,
+                note=f"{processes} worker process(es) and 1 daphne, a pool of {pool_size} each; {processes * threads} turns in flight at most",
+            ),
+            Row(
+                f"  lost + duplicated turns ({max_connections} conns, every transcript checked)",
+                bad,
+                0,
+                "",
+                None,
+                "",
+                "0",
                 bad == 0 and audit["threads_out_of_order"] == 0,
                 note=f"lost {audit['lost']}, duplicated {audit['duplicated']}, unexpected {audit['unexpected']}, threads out of "
-                     f"order {audit['threads_out_of_order']}, user messages without reply {audit['user_messages_without_reply']}, "
-                     f"over {audit['acknowledged']} acknowledged turns on {audit['threads_checked']} threads"),
+                f"order {audit['threads_out_of_order']}, user messages without reply {audit['user_messages_without_reply']}, "
+                f"over {audit['acknowledged']} acknowledged turns on {audit['threads_checked']} threads",
+            ),
         ]
     result.details = {
-        "conversations": conversations, "model_latency_s": latency, "window_s": duration, "warmup_s": warmup,
-        "worker": f"{processes} process(es) x --pool threads --concurrency {threads}", "web": "1 daphne process",
+        "conversations": conversations,
+        "model_latency_s": latency,
+        "window_s": duration,
+        "warmup_s": warmup,
+        "worker": f"{processes} process(es) x --pool threads --concurrency {threads}",
+        "web": "1 daphne process",
         "baseline": {k: v for k, v in base.items()} | {"errors": dict(base["errors"])},
-        "runs": {str(k): {"skein": {kk: vv for kk, vv in v["skein"].items() if kk != "records"} | {"errors": dict(v["skein"]["errors"])},
-                          "audit": v["audit"], "peak_connections": v["peak_connections"], "log_errors": v["log_errors"],
-                          "timeline_ms": v["timeline_ms"], "cpu_s_in_window": v["cpu_s_in_window"], "cpu_ms_per_turn": v["cpu_ms_per_turn"]}
-                 for k, v in runs.items()},
+        "runs": {
+            str(k): {
+                "skein": {kk: vv for kk, vv in v["skein"].items() if kk != "records"} | {"errors": dict(v["skein"]["errors"])},
+                "audit": v["audit"],
+                "peak_connections": v["peak_connections"],
+                "log_errors": v["log_errors"],
+                "timeline_ms": v["timeline_ms"],
+                "cpu_s_in_window": v["cpu_s_in_window"],
+                "cpu_ms_per_turn": v["cpu_ms_per_turn"],
+            }
+            for k, v in runs.items()
+        },
         "notes": [
             f"worker: {processes} Celery process(es) × {threads} threads (one process per core; at most {processes * threads} turns "
             f"in flight, i.e. ≤ {processes * threads / latency:.0f} turns/s at {latency * 1000:.0f} ms per model call); web: 1 daphne",

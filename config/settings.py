@@ -223,9 +223,7 @@ else:
 
 # --- Cache (webhook replay protection, rate limits): shared through Redis in the full mode ----
 if FULL_MODE:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": SKEIN_NAMESPACE}
-    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": SKEIN_NAMESPACE}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import History, HistoryMessage, Summarization, Summary
+from .models import Fact, FactExtraction, History, HistoryMessage, Summarization, Summary
 
 
 class HistoryMessageInline(admin.TabularInline):
@@ -27,4 +27,17 @@ class SummaryAdmin(admin.ModelAdmin):
 @admin.register(Summarization)
 class SummarizationAdmin(admin.ModelAdmin):
     list_display = ("id", "history", "memory_node", "status", "model", "from_seq", "through_seq", "duration_ms", "created")
+    list_filter = ("status",)
+
+
+@admin.register(Fact)
+class FactAdmin(admin.ModelAdmin):
+    list_display = ("id", "workflow", "key", "name", "value", "source", "superseded", "created")
+    list_filter = ("source",)
+    search_fields = ("name", "value", "key")
+
+
+@admin.register(FactExtraction)
+class FactExtractionAdmin(admin.ModelAdmin):
+    list_display = ("id", "workflow", "key", "memory_node", "status", "model", "added", "updated", "duration_ms", "created")
     list_filter = ("status",)

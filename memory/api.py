@@ -59,7 +59,9 @@ class ExportedMessage(MessageIO):
 class ExportedSummary(serializers.Serializer):
     node = serializers.CharField(max_length=100, help_text="the summarizing memory node")
     text = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
-    through_seq = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text="seq of the last exported message it covers (0: none)")
+    through_seq = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, help_text="seq of the last exported message it covers (0: none)"
+    )
 
 
 class ExportedHistory(serializers.Serializer):
@@ -178,7 +180,11 @@ class ThreadMemoryImportView(APIView):
             for summary in item["summaries"]:
                 if (summary["node"], item["history"], name) not in summarizers:
                     raise ValidationError(
-                        {"histories": {index: f"summary of '{summary['node']}': this workflow has no summarizing memory of that name on this history"}}
+                        {
+                            "histories": {
+                                index: f"summary of '{summary['node']}': this workflow has no summarizing memory of that name on this history"
+                            }
+                        }
                     )
             items.append((item, name))
         try:

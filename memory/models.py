@@ -101,3 +101,75 @@ class Summarization(models.Model):
 
     def __str__(self):
         return f"{self.status}: {self.from_seq}-{self.through_seq}"
+
+
+class Fact(models.Model):
+    """One fact a ``memory.facts`` node keeps about the participant (DESIGN.md §4): ``name`` is the
+    fact's key ("city"), ``value`` what it is ("Porto"), with the message it came from. A changed
+    value supersedes the old fact, which stays (``superseded`` set), no longer sent to a model.
+
+    Keyed like a history (``key``: ``participant:<id>``, or ``thread:<id>`` / ``run:<id>``), per
+    workflow; ``participant`` is set for participant-keyed facts (the participant page, deletion)."""
+
+    class Source(models.TextChoices):
+        EXTRACTED = "extracted"  # by the extraction step after a turn
+        OWNER = "owner"  # added or edited by the workflow's owner
+
+    workflow = models.ForeignKey("workflows.Workflow", on_delete=models.CASCADE, related_name="facts")
+    key = models.CharField(max_length=64)
+    participant = models.ForeignKey("workflows.Participant", null=True, blank=True, on_delete=models.CASCADE, related_name="facts")
+    name = models.CharField(max_length=100)
+    value = models.TextField()
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.EXTRACTED)
+    # The participant's message the fact was taken from (empty for an owner's fact), and its run.
+    source_message = models.TextField(blank=True)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+    superseded = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["created", "id"]
+        indexes = [models.Index(fields=["workflow", "key", "superseded"], name="fact_current")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workflow", "key", "name"], condition=models.Q(superseded__isnull=True), name="one_current_fact_per_name"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.name}: {self.value[:40]}"
+
+
+class FactExtraction(models.Model):
+    """One extraction call after a turn: what it was sent (exactly), what it changed, and whether
+    it worked. The facts' counterpart of ``Summarization``."""
+
+    class Status(models.TextChoices):
+        OK = "ok"
+        FAILED = "failed"
+
+    workflow = models.ForeignKey("workflows.Workflow", on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64)
+    participant = models.ForeignKey("workflows.Participant", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    memory_node = models.CharField(max_length=100)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="fact_extractions")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    model = models.CharField(max_length=200)
+    added = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    # Exactly the request sent to the extracting model ({role, content} each), and its answer.
+    messages = models.JSONField(default=list, blank=True)
+    reply = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"{self.status}: +{self.added} ~{self.updated}"

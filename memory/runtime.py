@@ -4,7 +4,11 @@ Every history a run touches is read and written here, the global one included: n
 histories take each consuming node's exchange at once (``record_exchange``); the global history
 (the conversation the participant sees) takes the turn's input and reply when the turn finishes
 (``turn_finished``). What each strategy sends is ``strategies.plan``; summarizing is done here,
-bounded by ``SKEIN_SUMMARY_TIMEOUT_S``.
+bounded by ``SKEIN_SUMMARY_TIMEOUT_S``. ``memory.facts`` sends the participant's current facts and,
+once the turn is answered, extracts new and changed ones (``after_turn``, bounded the same way).
+
+Participant-keyed memory is kept under the run's participant (``keys.history_key``); a run with no
+participant keeps it by the thread, as thread-keyed memory, and says so in the run's warnings.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from django.conf import settings
 
 from workflows.engine.services import MemoryBinding, MemoryContext, ModelRef
 
-from . import selectors, services, strategies
-from .keys import history_key
-from .spec import GLOBAL, THREAD, HistoryRef, MemorySpec, Summary
-from .summarizer import summarize
+from . import facts as fact_rules
+from . import facts_services, selectors, services, strategies
+from .keys import falls_back, history_key, participant_key
+from .spec import GLOBAL, THREAD, Facts, HistoryRef, MemorySpec, Summary
+from .summarizer import SummaryTimeout, summarize
 from .summary_prompt import summary_from_reply, summary_request
 from .tokens import Tokenizer
 
@@ -36,6 +41,7 @@ class MemoryRuntime:
         workflow_id: int,
         run_id: int,
         thread_id: int | None,
+        participant_id: int | None = None,
         bind_model,
         tokenizer_of: Callable[[ModelRef | None], Tokenizer],
         warn,
@@ -44,6 +50,7 @@ class MemoryRuntime:
         self.workflow_id = workflow_id
         self.run_id = run_id
         self.thread_id = thread_id
+        self.participant_id = participant_id
         # (node_id, ModelRef, stream) -> call(messages, deadline=...) -> LLMResult; resolves the
         # provider here, so the call itself can run in the summarizer's thread without the database.
         self._bind_model = bind_model
@@ -54,9 +61,20 @@ class MemoryRuntime:
         # The tokenizers of the models that read each history this turn: what is written to it
         # afterwards is counted for them at once.
         self._readers: dict[tuple, dict[str, Tokenizer]] = {}
+        self._fallbacks_noted: set[str] = set()
+        # memory.facts bindings that took part in the turn -> the exchange to extract facts from
+        self._extractions: dict[str, tuple[MemoryBinding, str, str]] = {}
 
-    def _ident(self, ref: HistoryRef, scope: str) -> tuple:
-        return (ref.kind, ref.name, history_key(scope, thread_id=self.thread_id, run_id=self.run_id))
+    def _key(self, spec: MemorySpec) -> str:
+        if falls_back(spec.scope, participant_id=self.participant_id) and spec.node not in self._fallbacks_noted:
+            self._fallbacks_noted.add(spec.node)
+            self._warn(spec.node, "this run has no participant: memory keyed by participant is kept by the thread instead")
+        return history_key(spec.scope, thread_id=self.thread_id, run_id=self.run_id, participant_id=self.participant_id)
+
+    def _ident(self, ref: HistoryRef, scope: str, spec: MemorySpec | None = None) -> tuple:
+        if spec is not None:
+            return (ref.kind, ref.name, self._key(spec))
+        return (ref.kind, ref.name, history_key(scope, thread_id=self.thread_id, run_id=self.run_id, participant_id=self.participant_id))
 
     def _history(self, ident: tuple, *, create: bool, current: bool = False):
         """A history, read once per turn; ``current`` re-reads its position if it was read earlier
@@ -80,23 +98,29 @@ class MemoryRuntime:
     # --- MemoryServices ---------------------------------------------------------------------------
     def context(self, binding: MemoryBinding) -> MemoryContext:
         spec: MemorySpec = binding.spec
-        ident = self._ident(spec.history, spec.scope)
+        if isinstance(spec.strategy, Facts):
+            message = fact_rules.context_message(selectors.facts_current(workflow_id=self.workflow_id, key=self._key(spec)))
+            return MemoryContext(messages=[message] if message else [], first=True)
+        ident = self._ident(spec.history, spec.scope, spec)
         tokenizer = self._tokenizer_of(binding.consumer_model)
         self._readers.setdefault(ident, {})[tokenizer.name] = tokenizer
-        history = self._history(ident, create=isinstance(spec.strategy, Summary), current=True)
+        # A participant's global history is made when first read: the turn then adds to it (turn_finished).
+        participant_global = spec.history.kind == GLOBAL and ident[2].startswith("participant:")
+        history = self._history(ident, create=isinstance(spec.strategy, Summary) or participant_global, current=True)
         plan = strategies.plan(spec, history, tokenizer)
         services.token_counts_store(rows=plan.counted)
         if plan.to_summarize:
             plan = self._summarize(binding, history, plan, tokenizer)
-        return MemoryContext(
-            messages=strategies.context_messages(spec.seeds, plan.summary, plan.kept), summary=plan.summary or None
-        )
+        return MemoryContext(messages=strategies.context_messages(spec.seeds, plan.summary, plan.kept), summary=plan.summary or None)
 
     def record_exchange(self, binding: MemoryBinding, user_text: str, model_text: str) -> None:
         spec: MemorySpec = binding.spec
+        if isinstance(spec.strategy, Facts):
+            self._extractions[spec.node] = (binding, user_text, model_text)  # see after_turn
+            return
         if spec.history.written_by_turn:
             return  # see turn_finished
-        ident = self._ident(spec.history, spec.scope)
+        ident = self._ident(spec.history, spec.scope, spec)
         entries = [{"role": "user", "content": user_text}, {"role": "assistant", "content": model_text}]
         services.history_append(
             history=self._history(ident, create=True),
@@ -108,7 +132,7 @@ class MemoryRuntime:
 
     def replace(self, binding: MemoryBinding, messages: list[dict]) -> None:
         spec: MemorySpec = binding.spec
-        ident = self._ident(spec.history, spec.scope)
+        ident = self._ident(spec.history, spec.scope, spec)
         services.history_replace(
             history=self._history(ident, create=True),
             messages=messages,
@@ -121,13 +145,93 @@ class MemoryRuntime:
     def turn_finished(self, *, user_text: str, reply: str) -> None:
         """The turn's input and reply join the thread's global history (on top of anything a
         ``set_history`` put there during the turn). Called inside the turn's final transaction."""
-        if not self.thread_id:
-            return
-        ident = self._ident(GLOBAL_HISTORY, THREAD)
         turn = [{"role": role, "content": text} for role, text in (("user", user_text), ("assistant", reply)) if text]
-        services.history_append(
-            history=self._history(ident, create=True), messages=turn, run_id=self.run_id, tokenizers=self._tokenizers(ident)
+        if self.thread_id:
+            ident = self._ident(GLOBAL_HISTORY, THREAD)
+            services.history_append(
+                history=self._history(ident, create=True), messages=turn, run_id=self.run_id, tokenizers=self._tokenizers(ident)
+            )
+        if self.participant_id:
+            # The participant's own global history (their conversation across threads): kept once
+            # a participant-keyed memory of the global history read it (then on every turn).
+            ident = (GLOBAL, "", participant_key(self.participant_id))
+            history = self._histories.get(ident) or selectors.history_find(workflow_id=self.workflow_id, kind=GLOBAL, name="", key=ident[2])
+            if history is not None:
+                self._histories[ident] = history
+                services.history_append(history=history, messages=turn, run_id=self.run_id, tokenizers=self._tokenizers(ident))
+
+    # --- facts ------------------------------------------------------------------------------------
+    def after_turn(self) -> None:
+        """Each ``memory.facts`` of the turn extracts new and changed facts from its exchange:
+        bounded by ``SKEIN_SUMMARY_TIMEOUT_S`` (retries inside it); on timeout or error the facts
+        stay as they were and the run says so. Runs after the turn answered, before it finishes."""
+        for binding, user_text, model_text in list(self._extractions.values()):
+            self._extract(binding, user_text, model_text)
+        self._extractions.clear()
+
+    def _extract(self, binding: MemoryBinding, user_text: str, model_text: str) -> None:
+        spec: MemorySpec = binding.spec
+        strategy: Facts = spec.strategy
+        key = self._key(spec)
+        model = strategy.extractor(binding.consumer_model)
+        known = selectors.facts_current(workflow_id=self.workflow_id, key=key)
+        request = fact_rules.extraction_request(prompt=strategy.prompt, facts=known, user_text=user_text, reply=model_text)
+        participant_id = self.participant_id if key.startswith("participant:") else None
+        record = {
+            "workflow_id": self.workflow_id,
+            "key": key,
+            "participant_id": participant_id,
+            "memory_node": spec.node,
+            "run_id": self.run_id,
+            "model": model.model if model else "",
+            "messages": request,
+        }
+        timeout = float(settings.SKEIN_SUMMARY_TIMEOUT_S)
+        started = time.monotonic()
+        result = None
+        try:
+            if model is None:
+                raise RuntimeError("no model is attached to extract facts with")
+            call = self._bind_model(spec.node, model, stream=False)
+            try:
+                result = summarize(lambda messages, deadline: call(messages, deadline=deadline), request, timeout=timeout)
+            except SummaryTimeout:
+                raise SummaryTimeout(f"the fact extraction did not answer within {timeout:g}s") from None
+            found = fact_rules.parse_answer(result.text)
+            added, updated, dropped = facts_services.facts_apply(
+                workflow_id=self.workflow_id,
+                key=key,
+                participant_id=participant_id,
+                found=found,
+                max_facts=strategy.max_facts,
+                source_message=user_text,
+                run_id=self.run_id,
+            )
+        except Exception as exc:
+            message = f"fact extraction failed ({exc}); the facts stay as they were"
+            logger.warning("run %s, memory %s: %s", self.run_id, spec.node, message)
+            facts_services.extraction_record(
+                status="failed",
+                error=str(exc)[:2000],
+                duration_ms=int((time.monotonic() - started) * 1000),
+                reply=(result.text if result else "")[:20000],
+                **record,
+            )
+            self._warn(spec.node, message)
+            return
+        facts_services.extraction_record(
+            status="ok",
+            added=added,
+            updated=updated,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            reply=result.text[:20000],
+            **record,
         )
+        if dropped:
+            self._warn(spec.node, f"{dropped} new fact(s) left out: this memory keeps at most {strategy.max_facts} facts")
+        self._notify("memory.facts", {"node": spec.node, "added": added, "updated": updated})
 
     # --- summarizing ------------------------------------------------------------------------------
     def _summarize(self, binding: MemoryBinding, history, plan: strategies.Plan, tokenizer: Tokenizer) -> strategies.Plan:
@@ -156,8 +260,9 @@ class MemoryRuntime:
                 raise RuntimeError("no summarizer model is attached")
             call = self._bind_model(spec.node, model, stream=False)
             result = summarize(lambda messages, deadline: call(messages, deadline=deadline), request, timeout=timeout)
-            text = summary_from_reply(previous_summary=plan.summary, reply=result.text, messages=plan.to_summarize,
-                                      prompt=strategy.prompt, request=request)
+            text = summary_from_reply(
+                previous_summary=plan.summary, reply=result.text, messages=plan.to_summarize, prompt=strategy.prompt, request=request
+            )
             if not text:
                 raise RuntimeError("the summarizer answered with an empty summary")
         except Exception as exc:
@@ -170,11 +275,18 @@ class MemoryRuntime:
 
         duration_ms = int((time.monotonic() - started) * 1000)
         services.summary_save(
-            history=history, memory_node=spec.node, text=text, previous_through=plan.summary_through, through_seq=last,
+            history=history,
+            memory_node=spec.node,
+            text=text,
+            previous_through=plan.summary_through,
+            through_seq=last,
             tokenizer=tokenizer,
         )
         services.summarization_record(
-            status="ok", prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, duration_ms=duration_ms,
+            status="ok",
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            duration_ms=duration_ms,
             **record,
         )
         self._notify(

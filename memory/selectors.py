@@ -7,7 +7,7 @@ Rows are dicts with ``seq``, ``role``, ``content`` and ``token_counts`` (by toke
 from __future__ import annotations
 
 from .keys import thread_key
-from .models import History, HistoryMessage, Summary
+from .models import Fact, FactExtraction, History, HistoryMessage, Summary
 from .tokens import Tokenizer
 
 FIELDS = ("id", "seq", "role", "content", "token_counts")
@@ -96,3 +96,38 @@ def thread_histories(*, workflow_id: int, thread_id: int) -> list[History]:
 
 def history_summaries(*, history: History) -> list[Summary]:
     return list(Summary.objects.filter(history=history).order_by("memory_node"))
+
+
+def facts_current(*, workflow_id: int, key: str) -> list[dict]:
+    """The facts a model is sent: current ones, oldest first (``{name, value}`` each)."""
+    return list(
+        Fact.objects.filter(workflow_id=workflow_id, key=key, superseded__isnull=True).order_by("created", "id").values("name", "value")
+    )
+
+
+def participant_histories(*, participant_id: int) -> list[History]:
+    """The histories kept under a participant, in every workflow (each is the owner's: a
+    participant belongs to one owner)."""
+    from .keys import participant_key
+
+    return list(
+        History.objects.filter(key=participant_key(participant_id)).select_related("workflow").order_by("workflow_id", "kind", "name")
+    )
+
+
+def participant_facts(*, participant_id: int, workflow_id: int | None = None, current_only: bool = False):
+    """A participant's facts (newest first within each key), superseded ones too unless ``current_only``."""
+    query = Fact.objects.filter(participant_id=participant_id).select_related("workflow")
+    if workflow_id:
+        query = query.filter(workflow_id=workflow_id)
+    if current_only:
+        query = query.filter(superseded__isnull=True)
+    return query.order_by("workflow_id", "name", "-created", "-id")
+
+
+def fact_get(*, owner, fact_id) -> Fact | None:
+    return Fact.objects.filter(pk=fact_id, workflow__owner=owner).select_related("workflow").first()
+
+
+def participant_extractions(*, participant_id: int, limit: int = 20):
+    return list(FactExtraction.objects.filter(participant_id=participant_id).order_by("-id")[:limit])

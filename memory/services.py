@@ -9,7 +9,14 @@ from workflows.text import storable
 
 from . import selectors
 from .keys import thread_key
-from .models import History, HistoryMessage, Summarization, Summary
+from .models import (
+    Fact,
+    FactExtraction,
+    History,
+    HistoryMessage,
+    Summarization,
+    Summary,
+)
 from .tokens import Tokenizer, default_tokenizer
 
 
@@ -130,7 +137,11 @@ def history_import(*, history: History, messages: list[dict], summaries: list[di
             Summary.objects.update_or_create(
                 history=history,
                 memory_node=summary["node"],
-                defaults={"text": storable(summary["text"]), "covers_through": through, "token_count": default_tokenizer().count_text(summary["text"])},
+                defaults={
+                    "text": storable(summary["text"]),
+                    "covers_through": through,
+                    "token_count": default_tokenizer().count_text(summary["text"]),
+                },
             )
 
 
@@ -147,7 +158,26 @@ def run_entries_discard(*, run_id: int) -> None:
 
 
 def thread_memory_delete(*, workflow_id: int, thread_id: int) -> int:
-    """Every history keyed by this thread (global, node and named), with its summaries: the
-    thread is being deleted. Returns how many histories went."""
-    _, per_model = History.objects.filter(workflow_id=workflow_id, key=thread_key(thread_id)).delete()
+    """Every history keyed by this thread (global, node and named), with its summaries, and the
+    facts kept by it: the thread is being deleted. Returns how many histories went."""
+    return keyed_memory_delete(workflow_ids=[workflow_id], keys=[thread_key(thread_id)])
+
+
+def keyed_memory_delete(*, keys: list[str], workflow_ids: list[int] | None = None) -> int:
+    """Every history (with its summaries and summarizations), fact and fact extraction kept under
+    one of ``keys`` (in ``workflow_ids``, when given). Returns how many histories went."""
+    scope = {"key__in": keys} | ({"workflow_id__in": workflow_ids} if workflow_ids is not None else {})
+    Fact.objects.filter(**scope).delete()
+    FactExtraction.objects.filter(**scope).delete()
+    _, per_model = History.objects.filter(**scope).delete()
     return per_model.get(History._meta.label, 0)
+
+
+def participant_memory_delete(*, participant_id: int) -> None:
+    """Everything memory keeps of a participant: their histories in every workflow, their facts
+    (current and superseded) and the extraction requests that held their words."""
+    from .keys import participant_key
+
+    keyed_memory_delete(keys=[participant_key(participant_id)])
+    Fact.objects.filter(participant_id=participant_id).delete()
+    FactExtraction.objects.filter(participant_id=participant_id).delete()

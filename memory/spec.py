@@ -82,9 +82,25 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class Facts:
+    """A running list of facts about the participant (``memory.facts``): sent as one system
+    message, extended after each turn by an extraction request (``memory/facts.py``)."""
+
+    prompt: str = ""
+    max_facts: int = 50
+    external_model: ModelRef | None = None
+    external_node: str | None = None
+    external: bool = False
+
+    def extractor(self, consumer_model: ModelRef | None) -> ModelRef | None:
+        """The model that extracts: the attached llm.model (external), else the consumer's own."""
+        return Summary.summarizer(self, consumer_model)  # the same rule as the summarizer's
+
+
+@dataclass(frozen=True)
 class MemorySpec:
     node: str  # the memory node's id
     history: HistoryRef
     scope: str = THREAD  # what the history is keyed by: thread | run | participant
     seeds: tuple[dict, ...] = ()
-    strategy: Buffer | Window | Summary = Buffer()
+    strategy: Buffer | Window | Summary | Facts = Buffer()

@@ -81,10 +81,10 @@ def summary_parts(text: str) -> tuple[list[str], list[str]]:
     notes: list[str] = []
     narrative = text
     if text.startswith(FACTS_HEADING):
-        body, _, narrative = text[len(FACTS_HEADING):].partition(NARRATIVE_HEADING)
+        body, _, narrative = text[len(FACTS_HEADING) :].partition(NARRATIVE_HEADING)
         notes = [_unquote(line.strip()[2:].strip()) for line in body.splitlines() if line.strip().startswith("- ")]
     elif text.startswith(NARRATIVE_HEADING):
-        narrative = text[len(NARRATIVE_HEADING):]
+        narrative = text[len(NARRATIVE_HEADING) :]
     parts = [p.strip() for p in narrative.strip().split("\n") if p.strip()]
     return notes, parts
 
@@ -215,8 +215,12 @@ def _clean(reply: str, request: list[dict]) -> str:
     """The model's answer without echoed scaffolding, without sentences copied from the request and
     without sentences that are no narrative (questions, the model speaking as itself), on one line."""
     headings = {SO_FAR, NEW_FROM_USER, NO_SUMMARY, FACTS_HEADING, NARRATIVE_HEADING}
-    sources = [{t.lower() for t in _tokens(line)} for m in request for line in m["content"].splitlines()
-               if line.strip() and line.strip() not in headings]
+    sources = [
+        {t.lower() for t in _tokens(line)}
+        for m in request
+        for line in m["content"].splitlines()
+        if line.strip() and line.strip() not in headings
+    ]
     kept = []
     for line in (reply or "").splitlines():
         line = SCAFFOLDING.sub("", line).strip().lstrip("-* ").strip()
@@ -244,8 +248,14 @@ def _newest_within(parts: list[str], limit: int) -> list[str]:
     return kept[::-1]
 
 
-def summary_from_reply(*, previous_summary: str, reply: str, messages: list[dict] | None = None,
-                       prompt: str = DEFAULT_SUMMARY_PROMPT, request: list[dict] | None = None) -> str:
+def summary_from_reply(
+    *,
+    previous_summary: str,
+    reply: str,
+    messages: list[dict] | None = None,
+    prompt: str = DEFAULT_SUMMARY_PROMPT,
+    request: list[dict] | None = None,
+) -> str:
     """The summary to store: the previous one's notes merged with the participant's statements in
     ``messages``, and its narrative extended by the model's answer ("" if there is nothing at all)."""
     notes, parts = summary_parts(previous_summary)

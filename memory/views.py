@@ -10,7 +10,7 @@ from workflows.engine.validation import analyze
 
 from . import selectors, services, strategies
 from .keys import thread_key
-from .spec import NAMED, THREAD, MemorySpec, Summary
+from .spec import NAMED, THREAD, Facts, MemorySpec, Summary
 from .tokens import Tokenizer, tokenizer_for
 
 
@@ -33,7 +33,7 @@ def thread_memories(thread) -> list[ThreadMemory]:
     memories = []
     for node_id, rn in sorted(analysis.nodes.items()):
         binding = analysis.memory_binding(node_id)
-        if binding.spec is not None and binding.spec.scope == THREAD:
+        if binding.spec is not None and binding.spec.scope == THREAD and not isinstance(binding.spec.strategy, Facts):
             memories.append(ThreadMemory(binding=binding, node_type=rn.node_type.type))
     return memories
 

@@ -111,10 +111,7 @@ def require_postgres():
     from django.db import connection
 
     if connection.vendor != "postgresql":
-        pytest.fail(
-            "this test needs PostgreSQL: run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test "
-            "(as `make test` does)"
-        )
+        pytest.fail("this test needs PostgreSQL: run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test (as `make test` does)")
 
 
 @pytest.fixture(scope="session")

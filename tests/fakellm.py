@@ -140,7 +140,11 @@ class FakeLLM:
 
             def _usage(self, reply: Reply) -> dict:
                 completion = reply.completion_tokens if reply.completion_tokens is not None else max(1, len(reply.text.split()))
-                return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": completion, "total_tokens": reply.prompt_tokens + completion}
+                return {
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": completion,
+                    "total_tokens": reply.prompt_tokens + completion,
+                }
 
             def _complete(self, request: Request, reply: Reply):
                 if reply.hang:
@@ -152,7 +156,9 @@ class FakeLLM:
                         "object": "chat.completion",
                         "created": int(time.time()),
                         "model": request.model,
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}
+                        ],
                         "usage": self._usage(reply),
                     },
                 )

@@ -6,7 +6,14 @@ from workflows.engine.graph import edge_json as edge
 from workflows.engine.graph import node_json as node
 
 
-def chat_graph(provider_id: int, *, model: str = "agent-model", system_prompt: str = "You are a test bot.", memory: dict | None = None, summarizer: dict | None = None) -> dict:
+def chat_graph(
+    provider_id: int,
+    *,
+    model: str = "agent-model",
+    system_prompt: str = "You are a test bot.",
+    memory: dict | None = None,
+    summarizer: dict | None = None,
+) -> dict:
     """trigger.chat -> llm -> output; optionally a memory on the llm and an llm.model on the memory."""
     nodes = [
         node("chat", "trigger.chat"),

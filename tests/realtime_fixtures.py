@@ -68,11 +68,11 @@ def published(api, chatbot):
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    from workflows import widget
+    from workflows import ratelimits
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     yield
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
 
 
 def tokens_of(messages: list[dict], run: int | None = None) -> list[str]:

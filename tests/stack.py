@@ -105,8 +105,22 @@ def wait_for(condition, *, timeout: float, interval: float = 0.05, what: str = "
 
 
 def start_worker(env: dict, log_dir: Path, *, concurrency: int = 16, name: str = "worker", beat: bool = False) -> Process:
-    args = [str(BIN / "celery"), "-A", "config", "worker", "--pool", "threads", "--concurrency", str(concurrency),
-            "--loglevel", "INFO", "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle"]
+    args = [
+        str(BIN / "celery"),
+        "-A",
+        "config",
+        "worker",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "--loglevel",
+        "INFO",
+        "--hostname",
+        f"{name}@%h",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     if beat:
         args += ["-B", "--scheduler", "workflows.beat:Scheduler"]
     worker = Process(name, args, env, log_dir)
@@ -135,7 +149,9 @@ def log_in_over_http(base: str, username: str, password: str) -> str:
     """A session cookie minted by the server at ``base`` itself (its SECRET_KEY signs sessions)."""
     with httpx.Client(base_url=base, timeout=30) as client:
         csrf = client.get("/api/auth/csrf/").json()["csrftoken"]
-        response = client.post("/api/auth/login/", json={"username": username, "password": password}, headers={"X-CSRFToken": csrf, "Referer": base + "/"})
+        response = client.post(
+            "/api/auth/login/", json={"username": username, "password": password}, headers={"X-CSRFToken": csrf, "Referer": base + "/"}
+        )
         assert response.status_code == 200, response.text
         return f"sessionid={client.cookies['sessionid']}"
 

@@ -51,8 +51,12 @@ def full_graph(provider_id: int, *, require_signature: bool = False, model: str 
             node("out", "output", 400, 0),
         ],
         "edges": [
-            edge("chat", "agent"), edge("hook", "agent"), edge("go", "agent"), edge("tick", "agent"),
-            edge("mem", "agent", "memory", "memory"), edge("agent", "out"),
+            edge("chat", "agent"),
+            edge("hook", "agent"),
+            edge("go", "agent"),
+            edge("tick", "agent"),
+            edge("mem", "agent", "memory", "memory"),
+            edge("agent", "out"),
         ],
     }
 
@@ -81,11 +85,26 @@ def world(api, make_workflow, provider, fake_llm):
     manual = api.post(f"/api/workflows/{bot.id}/run/", {"message": "by hand"}, format="json").json()
     assert manual["status"] == "succeeded" and manual["thread"] is None, manual
     assert api.get(f"/api/threads/{turn['thread']}/memory/mem/").json()["messages"], "the memory should hold the turn"
-    test = api.post(f"/api/workflows/{bot.id}/tests/", {"name": "alice's test", "turns": [{"message": SECRET, "expect": []}]}, format="json").json()
+    test = api.post(
+        f"/api/workflows/{bot.id}/tests/", {"name": "alice's test", "turns": [{"message": SECRET, "expect": []}]}, format="json"
+    ).json()
     test_run = wait_run(api, api.post(f"/api/workflows/{bot.id}/tests/run/", {}, format="json").json()["test_run"])
+    customer = api.post(f"/api/workflows/{bot.id}/chat/", {"message": SECRET, "participant": "customer-1"}, format="json").json()
+    participant = api.get(f"/api/runs/{customer['run']}/").json()["participant"]
+    fact = api.post(f"/api/participants/{participant}/facts/", {"workflow": bot.id, "key": "plan", "value": SECRET}, format="json").json()
     return SimpleNamespace(
-        workflow=bot.id, revision=bot.revision, provider=provider.pk, thread=turn["thread"], run=turn["run"],
-        manual_run=manual["run"], hook=bot.hooks["hook"], key=bot.key, test=test["id"], test_run=test_run["id"],
+        workflow=bot.id,
+        revision=bot.revision,
+        provider=provider.pk,
+        thread=turn["thread"],
+        run=turn["run"],
+        manual_run=manual["run"],
+        hook=bot.hooks["hook"],
+        key=bot.key,
+        test=test["id"],
+        test_run=test_run["id"],
+        participant=participant,
+        fact=fact["id"],
     )
 
 
@@ -150,13 +169,23 @@ FORGED = [{"role": "user", "content": "forged by mallory"}]
 
 CASES = [
     Case("GET", "/api/workflows/{id}/", workflow_url()),
-    Case("PUT", "/api/workflows/{id}/", workflow_url(), lambda w: {"name": "pwned", "graph": {"nodes": [], "edges": []}, "revision": w.revision}),
+    Case(
+        "PUT",
+        "/api/workflows/{id}/",
+        workflow_url(),
+        lambda w: {"name": "pwned", "graph": {"nodes": [], "edges": []}, "revision": w.revision},
+    ),
     Case("PATCH", "/api/workflows/{id}/", workflow_url(), lambda w: {"name": "pwned", "revision": w.revision}),
     Case("DELETE", "/api/workflows/{id}/", workflow_url(), owner=204),
     Case("POST", "/api/workflows/{id}/publish/", workflow_url("publish/"), owner=201),
     Case("POST", "/api/workflows/{id}/chat/", workflow_url("chat/"), lambda w: {"message": "hi"}),
-    Case("POST", "/api/workflows/{id}/chat/", workflow_url("chat/"), lambda w: {"message": "hi", "thread": w.thread},
-         name="POST /api/workflows/{id}/chat/ (continuing the thread)"),
+    Case(
+        "POST",
+        "/api/workflows/{id}/chat/",
+        workflow_url("chat/"),
+        lambda w: {"message": "hi", "thread": w.thread},
+        name="POST /api/workflows/{id}/chat/ (continuing the thread)",
+    ),
     Case("POST", "/api/workflows/{id}/chat/stream/", workflow_url("chat/stream/"), lambda w: {"message": "hi", "version": "published"}),
     Case("POST", "/api/workflows/{id}/run/", workflow_url("run/"), lambda w: {"message": "hi"}),
     Case("GET", "/api/workflows/{id}/widget/", workflow_url("widget/")),
@@ -177,41 +206,84 @@ CASES = [
     Case("GET", "/api/threads/{id}/messages/", thread_url("messages/")),
     Case("GET", "/api/threads/{id}/memory/", thread_url("memory/")),
     Case("GET", "/api/threads/{id}/memory-export/", thread_url("memory-export/")),
-    Case("POST", "/api/threads/{id}/memory-import/", thread_url("memory-import/"),
-         lambda w: {"histories": [{"history": "global", "name": "", "messages": FORGED}]}),
+    Case(
+        "POST",
+        "/api/threads/{id}/memory-import/",
+        thread_url("memory-import/"),
+        lambda w: {"histories": [{"history": "global", "name": "", "messages": FORGED}]},
+    ),
     Case("GET", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/")),
     Case("PUT", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), lambda w: {"messages": FORGED}),
     Case("PATCH", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), lambda w: {"summary": "forged by mallory"}),
     Case("DELETE", "/api/threads/{id}/memory/{name}/", thread_url("memory/mem/"), owner=204),
     Case("GET", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/"),
-    Case("PATCH", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", lambda w: {"api_base": "http://evil.test/v1", "api_key": "sk-new"}),
+    Case(
+        "PATCH",
+        "/api/providers/{id}/",
+        lambda w: f"/api/providers/{w.provider}/",
+        lambda w: {"api_base": "http://evil.test/v1", "api_key": "sk-new"},
+    ),
     Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
     Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
     # conversation tests (DESIGN.md §9)
     Case("GET", "/api/workflows/{id}/tests/", workflow_url("tests/")),
-    Case("POST", "/api/workflows/{id}/tests/", workflow_url("tests/"), lambda w: {"name": "t", "turns": [{"message": "hi", "expect": []}]}, owner=201),
+    Case(
+        "POST",
+        "/api/workflows/{id}/tests/",
+        workflow_url("tests/"),
+        lambda w: {"name": "t", "turns": [{"message": "hi", "expect": []}]},
+        owner=201,
+    ),
     Case("POST", "/api/workflows/{id}/tests/run/", workflow_url("tests/run/"), lambda w: {}, owner=202),
     Case("GET", "/api/workflows/{id}/tests/export/", workflow_url("tests/export/")),
-    Case("POST", "/api/workflows/{id}/tests/import/", workflow_url("tests/import/"),
-         lambda w: {"format": "jsonl", "content": '{"name": "t", "turns": [{"message": "hi", "expect": []}]}'}, owner=201),
+    Case(
+        "POST",
+        "/api/workflows/{id}/tests/import/",
+        workflow_url("tests/import/"),
+        lambda w: {"format": "jsonl", "content": '{"name": "t", "turns": [{"message": "hi", "expect": []}]}'},
+        owner=201,
+    ),
     Case("GET", "/api/workflows/{id}/tests/settings/", workflow_url("tests/settings/")),
     Case("PATCH", "/api/workflows/{id}/tests/settings/", workflow_url("tests/settings/"), lambda w: {"publish_requires_passing": True}),
     Case("GET", "/api/workflows/{id}/test-runs/", workflow_url("test-runs/")),
     Case("GET", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/"),
-    Case("PUT", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/", lambda w: {"name": "pwned", "turns": [{"message": "x", "expect": []}]}),
+    Case(
+        "PUT", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/", lambda w: {"name": "pwned", "turns": [{"message": "x", "expect": []}]}
+    ),
     Case("DELETE", "/api/tests/{id}/", lambda w: f"/api/tests/{w.test}/", owner=204),
     Case("POST", "/api/threads/{id}/save-as-test/", thread_url("save-as-test/"), lambda w: {}, owner=201),
     Case("GET", "/api/test-runs/{id}/", lambda w: f"/api/test-runs/{w.test_run}/"),
     Case("GET", "/api/test-runs/{id}/compare/{other}/", lambda w: f"/api/test-runs/{w.test_run}/compare/{w.test_run}/"),
     Case("GET", "/api/providers/{id}/models/", lambda w: f"/api/providers/{w.provider}/models/"),
+    # participants and their facts (docs/participants.md)
+    Case("GET", "/api/participants/{id}/", lambda w: f"/api/participants/{w.participant}/"),
+    Case("DELETE", "/api/participants/{id}/", lambda w: f"/api/participants/{w.participant}/", owner=204),
+    Case("GET", "/api/participants/{id}/facts/", lambda w: f"/api/participants/{w.participant}/facts/"),
+    Case(
+        "POST",
+        "/api/participants/{id}/facts/",
+        lambda w: f"/api/participants/{w.participant}/facts/",
+        lambda w: {"workflow": w.workflow, "key": "forged", "value": "by mallory"},
+        owner=201,
+    ),
+    Case("GET", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/"),
+    Case("PUT", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", lambda w: {"key": "plan", "value": "forged by mallory"}),
+    Case("PATCH", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", lambda w: {"value": "forged by mallory"}),
+    Case("DELETE", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", owner=204),
 ]
 
 # Scoped to the caller by construction: lists show only the caller's rows, creates make the
 # caller's own; test_lists_and_creates_are_scoped_to_the_caller.
 CALLER_SCOPED = {
-    ("GET", "/api/workflows/"), ("POST", "/api/workflows/"), ("GET", "/api/runs/"),
-    ("GET", "/api/providers/"), ("POST", "/api/providers/"), ("GET", "/api/threads/"), ("POST", "/api/workflows/import/"),
+    ("GET", "/api/workflows/"),
+    ("POST", "/api/workflows/"),
+    ("GET", "/api/runs/"),
+    ("GET", "/api/providers/"),
+    ("POST", "/api/providers/"),
+    ("GET", "/api/threads/"),
+    ("POST", "/api/workflows/import/"),
     ("GET", "/api/providers/default/"),  # the caller's own providers only: test_the_default_model_is_the_callers
+    ("GET", "/api/participants/"),
 }
 # Public by design, with what protects them instead.
 PUBLIC = {
@@ -269,6 +341,8 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
         assert other_api.get(f"/api/runs/{query}").json()["count"] == 0, query
     for query in ("", f"?workflow={world.workflow}", "?search=secret"):
         assert other_api.get(f"/api/threads/{query}").json()["count"] == 0, query
+    for query in ("", f"?workflow={world.workflow}", "?search=customer"):
+        assert other_api.get(f"/api/participants/{query}").json()["count"] == 0, query
     # the control: the owner finds each of their threads that said it (the chat's and the test run's)
     from workflows.models import Thread
 
@@ -285,7 +359,9 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     assert {"node": "agent", "field": "provider", "message": f"provider {world.provider} does not exist"} in created["errors"]
     assert other_api.post(f"/api/workflows/{created['id']}/publish/").status_code == 400
     assert other_api.post(f"/api/workflows/{created['id']}/chat/", {"message": "hi"}, format="json").status_code == 400
-    mine = other_api.post("/api/providers/", {"name": "m", "kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1"}, format="json").json()
+    mine = other_api.post(
+        "/api/providers/", {"name": "m", "kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1"}, format="json"
+    ).json()
     usable = other_api.post("/api/workflows/", {"name": "mallory's 2", "graph": full_graph(mine["id"])}, format="json").json()
     assert usable["errors"] == []
     for path in ("chat/", "chat/stream/"):
@@ -297,7 +373,11 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     for label in ("workflows.Thread", "workflows.Message", "workflows.Run", "memory.History", "memory.HistoryMessage", "workflows.Webhook"):
         assert after[label] == before[label], label
     assert {p["id"]: p["owner_id"] for p in after["workflows.Provider"]} == {world.provider: user.pk, mine["id"]: other_user.pk}
-    assert {w["id"]: w["owner_id"] for w in after["workflows.Workflow"]} == {world.workflow: user.pk, created["id"]: other_user.pk, usable["id"]: other_user.pk}
+    assert {w["id"]: w["owner_id"] for w in after["workflows.Workflow"]} == {
+        world.workflow: user.pk,
+        created["id"]: other_user.pk,
+        usable["id"]: other_user.pk,
+    }
 
 
 # --- sockets --------------------------------------------------------------------------------------
@@ -335,9 +415,9 @@ async def widget_say(comm, text, thread=None):
 
 
 def test_a_widget_key_reaches_only_its_own_published_workflow(world, api, make_workflow, provider, fake_llm, client):
-    from workflows import widget
+    from workflows import ratelimits
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     other = publish(api, make_workflow, full_graph(provider.pk, model="other-model"), "alice's other bot")
     draft = make_workflow(full_graph(provider.pk), name="unpublished")
     draft_key = api.get(f"/api/workflows/{draft['id']}/widget/").json()["public_key"]
@@ -384,7 +464,10 @@ def test_a_widget_key_reaches_only_its_own_published_workflow(world, api, make_w
 # --- webhook URLs ---------------------------------------------------------------------------------
 def hook_post(path: str, body: dict, **headers):
     return APIClient().generic(
-        "POST", path, json.dumps(body), content_type="application/json",
+        "POST",
+        path,
+        json.dumps(body),
+        content_type="application/json",
         **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
     )
 
@@ -419,9 +502,14 @@ def test_webhook_urls_regenerated_retire_the_old_url_and_secret(world, api, make
         body = json.dumps({"message": text}).encode()
         timestamp = str(int(time.time()))
         return APIClient().generic(
-            "POST", path, body, content_type="application/json",
-            **{f"HTTP_{TIMESTAMP_HEADER.upper().replace('-', '_')}": timestamp,
-               f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": sign(secret, timestamp, body)},
+            "POST",
+            path,
+            body,
+            content_type="application/json",
+            **{
+                f"HTTP_{TIMESTAMP_HEADER.upper().replace('-', '_')}": timestamp,
+                f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": sign(secret, timestamp, body),
+            },
         )
 
     assert signed_post(old_path, old_secret, "before").status_code == 202
@@ -511,12 +599,16 @@ def test_the_openai_endpoint_reaches_only_the_callers_published_workflows(world,
         missing = http.post("/v1/chat/completions", json={**body, "model": "2147483647"}, headers=mallory)
         assert theirs.status_code == missing.status_code == 404
         assert theirs.json()["error"]["code"] == "model_not_found" and "alice" not in theirs.text
-        assert theirs.json()["error"]["message"].replace(str(world.workflow), "N") == missing.json()["error"]["message"].replace("2147483647", "N")
+        assert theirs.json()["error"]["message"].replace(str(world.workflow), "N") == missing.json()["error"]["message"].replace(
+            "2147483647", "N"
+        )
         assert http.get(f"/v1/models/{world.workflow}", headers=mallory).status_code == 404
         assert http.get("/v1/models", headers=mallory).json()["data"] == []
         assert snapshot() == before and len(fake_llm.requests) == calls
         # mallory's own workflow with alice's thread key: a conversation of mallory's workflow only
-        own = make_workflow_as(other_user, full_graph(provider_create(owner=other_user, name="mine", kind="openai_compatible", api_base=fake_llm.base_url).pk))
+        own = make_workflow_as(
+            other_user, full_graph(provider_create(owner=other_user, name="mine", kind="openai_compatible", api_base=fake_llm.base_url).pk)
+        )
         answer = http.post("/v1/chat/completions", json={**body, "model": str(own.pk)}, headers=mallory | {"X-Skein-Thread": key})
         assert answer.status_code == 200, answer.text
     alice_thread = Thread.objects.get(workflow_id=world.workflow, external_id=key)

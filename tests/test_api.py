@@ -25,9 +25,7 @@ def test_session_login_and_csrf(user):
     client = APIClient(enforce_csrf_checks=True)
     csrf = client.get("/api/auth/csrf/").json()["csrftoken"]
     assert client.post("/api/auth/login/", {"username": "alice", "password": "alice-password"}, format="json").status_code == 403
-    response = client.post(
-        "/api/auth/login/", {"username": "alice", "password": "alice-password"}, format="json", HTTP_X_CSRFTOKEN=csrf
-    )
+    response = client.post("/api/auth/login/", {"username": "alice", "password": "alice-password"}, format="json", HTTP_X_CSRFTOKEN=csrf)
     assert response.status_code == 200 and response.json()["username"] == "alice"
     assert client.get("/api/auth/me/").json()["username"] == "alice"
     csrf = client.cookies["csrftoken"].value
@@ -105,9 +103,7 @@ def test_unknown_provider_is_a_validation_error(api):
 
 
 def test_provider_key_is_encrypted_and_never_returned(api, user):
-    response = api.post(
-        "/api/providers/", {"name": "openai", "kind": "openai", "api_key": "sk-secret-123456"}, format="json"
-    )
+    response = api.post("/api/providers/", {"name": "openai", "kind": "openai", "api_key": "sk-secret-123456"}, format="json")
     assert response.status_code == 201
     body = response.json()
     assert "api_key" not in body and body["has_api_key"] is True

@@ -94,8 +94,12 @@ def html_answer(status=200):
 
 
 def chat_completion(text="pong"):
-    return {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+    }
 
 
 def anonymous():
@@ -108,7 +112,14 @@ def route_graph(provider_id, match):
     return {
         "nodes": [
             node("chat", "trigger.chat"),
-            node("route", "router.static", 150, 0, routes=[{"name": "hit", "match": match}, {"name": "other", "match": ""}], default_route="other"),
+            node(
+                "route",
+                "router.static",
+                150,
+                0,
+                routes=[{"name": "hit", "match": match}, {"name": "other", "match": ""}],
+                default_route="other",
+            ),
             node("agent", "llm", 300, 0, model="agent-model", provider=provider_id),
             node("out", "output", 450, 0),
         ],
@@ -230,9 +241,17 @@ def test_the_admin_login_has_the_same_lockout_as_the_api(django_user_model):
 def run_settings(env: dict) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SECRET_KEY", "SKEIN_", "REDIS_URL", "ALLOWED_HOSTS"))}
     return subprocess.run(
-        [sys.executable, "-c", "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
-         "from django.conf import settings; print(settings.ALLOWED_HOSTS)"],
-        cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+            "from django.conf import settings; print(settings.ALLOWED_HOSTS)",
+        ],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -296,12 +315,23 @@ def test_a_huge_template_result_is_never_stored(chat, make_workflow, api):
 
 
 def test_ordinary_templates_still_work(chat, make_workflow):
-    template = "{% for w in input.split() %}{{ w|upper }}{{ ',' if not loop.last }}{% endfor %} ({{ '%05d'|format(42) }}, {{ '{:>4}'.format(7) }})"
+    template = (
+        "{% for w in input.split() %}{{ w|upper }}{{ ',' if not loop.last }}{% endfor %} ({{ '%05d'|format(42) }}, {{ '{:>4}'.format(7) }})"
+    )
     assert chat(make_workflow(template_graph(template))["id"], "one two")["reply"] == "ONE,TWO (00042,    7)"
 
 
 # === Medium 4: SSRF through api_base ==============================================================
-@pytest.mark.parametrize("base", ["http://169.254.169.254/latest/meta-data", "http://[fe80::1]/v1", "http://10.0.0.7/v1", "http://[::ffff:169.254.169.254]/", "http://0.0.0.0:80/v1"])
+@pytest.mark.parametrize(
+    "base",
+    [
+        "http://169.254.169.254/latest/meta-data",
+        "http://[fe80::1]/v1",
+        "http://10.0.0.7/v1",
+        "http://[::ffff:169.254.169.254]/",
+        "http://0.0.0.0:80/v1",
+    ],
+)
 def test_refused_addresses_are_a_400_on_api_base_when_saved_or_tested(api, base):
     for path in ("/api/providers/", "/api/providers/test/"):
         response = api.post(path, {"name": "p", "kind": "openai_compatible", "api_base": base, "model": "m"}, format="json")
@@ -348,7 +378,9 @@ def test_dns_is_checked_after_resolution_on_every_request(api, make_workflow, ch
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(netguard.socket, "getaddrinfo", fake_getaddrinfo)
-    created = api.post("/api/providers/", {"name": "p", "kind": "openai_compatible", "api_base": "http://rebind.example:8080/v1"}, format="json")
+    created = api.post(
+        "/api/providers/", {"name": "p", "kind": "openai_compatible", "api_base": "http://rebind.example:8080/v1"}, format="json"
+    )
     assert created.status_code == 201
     answers["rebind.example"] = "169.254.169.254"
     turn = chat(make_workflow(chat_graph(created.json()["id"]))["id"], "hi")
@@ -430,7 +462,11 @@ def test_no_models_listed_and_unknown_model(api, upstream):
     upstream.answer = answer
     unknown = draft_test(api, upstream.base, "gpt-17")
     assert unknown["reason"] == "unknown_model" and "gpt-17" in unknown["error"], unknown
-    upstream.answer = lambda h: (200, {"Content-Type": "application/json"}, json.dumps(chat_completion() if "chat" in h.path else {"data": [{"id": "served"}]}).encode())
+    upstream.answer = lambda h: (
+        200,
+        {"Content-Type": "application/json"},
+        json.dumps(chat_completion() if "chat" in h.path else {"data": [{"id": "served"}]}).encode(),
+    )
     good = draft_test(api, upstream.base)
     assert good["ok"] is True and good["model"] == "served" and good["reply"] == "pong"
 
@@ -461,14 +497,28 @@ def test_unreachable_tls_and_timeout(api, upstream):
 def test_the_reason_codes_are_the_shared_contract():
     from workflows.connection_test import EXPLANATIONS
 
-    assert set(EXPLANATIONS) == {"unreachable", "tls", "auth", "not_openai_compatible", "no_models", "unknown_model", "timeout",
-                                 "rate_limited", "refused_address", "error"}
+    assert set(EXPLANATIONS) == {
+        "unreachable",
+        "tls",
+        "auth",
+        "not_openai_compatible",
+        "no_models",
+        "unknown_model",
+        "timeout",
+        "rate_limited",
+        "refused_address",
+        "error",
+    }
 
 
 # === Medium 5: a saved key sent elsewhere ===========================================================
 def test_moving_a_stored_key_needs_the_key_again(api, upstream, upstream2):
     upstream.answer = upstream2.answer = lambda h: (200, {"Content-Type": "application/json"}, json.dumps(chat_completion()).encode())
-    created = api.post("/api/providers/", {"name": "p", "kind": "openai_compatible", "api_base": upstream.base, "api_key": "sk-alice-secret"}, format="json").json()
+    created = api.post(
+        "/api/providers/",
+        {"name": "p", "kind": "openai_compatible", "api_base": upstream.base, "api_key": "sk-alice-secret"},
+        format="json",
+    ).json()
     for change in ({"api_base": upstream2.base}, {"kind": "openai"}, {"api_base": upstream2.base, "name": "renamed"}):
         refused = api.patch(f"/api/providers/{created['id']}/", change, format="json")
         assert refused.status_code == 400 and "needs the key again" in str(refused.json()["api_key"]), change
@@ -478,10 +528,15 @@ def test_moving_a_stored_key_needs_the_key_again(api, upstream, upstream2):
     api.post(f"/api/providers/{created['id']}/test/", {"model": "m"}, format="json")
     assert upstream2.requests == [] and upstream.requests[-1]["headers"]["Authorization"] == "Bearer sk-alice-secret"
     # with the key in the same request it moves; an empty key moves without one
-    assert api.patch(f"/api/providers/{created['id']}/", {"api_base": upstream2.base, "api_key": "sk-for-2"}, format="json").status_code == 200
+    assert (
+        api.patch(f"/api/providers/{created['id']}/", {"api_base": upstream2.base, "api_key": "sk-for-2"}, format="json").status_code == 200
+    )
     api.post(f"/api/providers/{created['id']}/test/", {"model": "m"}, format="json")
     assert [r["headers"].get("Authorization") for r in upstream2.requests] == ["Bearer sk-for-2"]
-    assert api.patch(f"/api/providers/{created['id']}/", {"api_base": upstream.base, "api_key": ""}, format="json").json()["has_api_key"] is False
+    assert (
+        api.patch(f"/api/providers/{created['id']}/", {"api_base": upstream.base, "api_key": ""}, format="json").json()["has_api_key"]
+        is False
+    )
     assert api.patch(f"/api/providers/{created['id']}/", {"name": "only the name"}, format="json").status_code == 200
 
 
@@ -533,7 +588,10 @@ def signed_post(hook, payload: dict | bytes, *, timestamp=None, key=None, wait=F
     path, secret = hook
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     stamp = str(int(time.time()) if timestamp is None else timestamp)
-    headers = {f"HTTP_{TIMESTAMP_HEADER.upper().replace('-', '_')}": stamp, f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": sign(secret, stamp, body)}
+    headers = {
+        f"HTTP_{TIMESTAMP_HEADER.upper().replace('-', '_')}": stamp,
+        f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": sign(secret, stamp, body),
+    }
     if key:
         headers["HTTP_IDEMPOTENCY_KEY"] = key
     return APIClient().generic("POST", path + ("?wait=1" if wait else ""), body, content_type="application/json", **headers)
@@ -607,7 +665,9 @@ def test_an_oversized_graph_is_a_400(api, settings):
     assert 700_000 < len(json.dumps(graph)) < 900_000
     for method, url in (("post", "/api/workflows/"),):
         response = getattr(api, method)(url, {"name": "big", "graph": graph}, format="json")
-        assert response.status_code == 400 and f"at most {settings.SKEIN_MAX_GRAPH_NODES} nodes" in str(response.json()), response.content[:300]
+        assert response.status_code == 400 and f"at most {settings.SKEIN_MAX_GRAPH_NODES} nodes" in str(response.json()), response.content[
+            :300
+        ]
     small = api.post("/api/workflows/", {"name": "ok", "graph": chain_below_a_cycle(10)}, format="json").json()
     response = api.put(f"/api/workflows/{small['id']}/", {"graph": graph, "revision": small["revision"]}, format="json")
     assert response.status_code == 400 and api.get(f"/api/workflows/{small['id']}/").json()["revision"] == small["revision"]
@@ -676,8 +736,11 @@ def test_allowed_hosts_default_to_the_local_names():
 def test_a_page_on_another_host_cannot_log_in_or_read(user):
     client = anonymous()
     response = client.post(
-        "/api/auth/login/", {"username": "alice", "password": "alice-password"}, format="json",
-        HTTP_HOST="evil.example", HTTP_ORIGIN="http://evil.example",
+        "/api/auth/login/",
+        {"username": "alice", "password": "alice-password"},
+        format="json",
+        HTTP_HOST="evil.example",
+        HTTP_ORIGIN="http://evil.example",
     )
     assert response.status_code == 400
     assert client.get("/api/workflows/", HTTP_HOST="rebound.example").status_code == 400
@@ -691,9 +754,13 @@ def test_widget_history_comes_in_pages_under_the_frame_limit(api, chatbot):
 
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]
-    thread = Thread.objects.create(workflow_id=chatbot["id"], owner_id=Provider.objects.get().owner_id, widget_token="tok-long", last_seq=40)
+    thread = Thread.objects.create(
+        workflow_id=chatbot["id"], owner_id=Provider.objects.get().owner_id, widget_token="tok-long", last_seq=40
+    )
     big = "😀" * 50_000  # escaped in JSON: 12 bytes each, 600 KB a message
-    Message.objects.bulk_create([Message(thread=thread, seq=i + 1, role="assistant" if i % 2 else "user", content=big if i % 2 else f"q{i}") for i in range(40)])
+    Message.objects.bulk_create(
+        [Message(thread=thread, seq=i + 1, role="assistant" if i % 2 else "user", content=big if i % 2 else f"q{i}") for i in range(40)]
+    )
 
     async def scenario():
         comm = communicator(f"/ws/widget/{key}/")
@@ -730,9 +797,9 @@ def test_nul_through_the_widget_is_refused_and_the_socket_lives(api, chatbot):
     from asgiref.sync import async_to_sync
 
     from tests.realtime_fixtures import communicator, is_type, receive_until
-    from workflows import widget
+    from workflows import ratelimits
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
     key = api.get(f"/api/workflows/{chatbot['id']}/widget/").json()["public_key"]
 
@@ -741,10 +808,12 @@ def test_nul_through_the_widget_is_refused_and_the_socket_lives(api, chatbot):
         assert (await comm.connect(timeout=30))[0]
         await comm.receive_json_from(timeout=30)
         results = []
-        for frame in ({"type": "message", "text": "nul \x00 byte", "thread": None, "client_id": "c1"},
-                      {"type": "message", "text": "hi", "thread": None, "client_id": "c\x00"},
-                      {"type": "sync", "thread": "t\x00", "after": 0},
-                      {"type": "message", "text": "deep", "thread": None, "client_id": json.loads(nested(100))}):
+        for frame in (
+            {"type": "message", "text": "nul \x00 byte", "thread": None, "client_id": "c1"},
+            {"type": "message", "text": "hi", "thread": None, "client_id": "c\x00"},
+            {"type": "sync", "thread": "t\x00", "after": 0},
+            {"type": "message", "text": "deep", "thread": None, "client_id": json.loads(nested(100))},
+        ):
             await comm.send_json_to(frame)
             results.append((await receive_until(comm, is_type("error")))[-1]["data"]["code"])
         await comm.send_json_to({"type": "ping"})
@@ -777,8 +846,13 @@ def test_behind_a_trusted_proxy_limits_count_each_client(django_user_model):
     client = anonymous()
 
     def attempt(ip, username, password="wrong"):
-        return client.post("/api/auth/token/", {"username": username, "password": password}, format="json",
-                           REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=f"{ip}, 10.0.0.2").status_code
+        return client.post(
+            "/api/auth/token/",
+            {"username": username, "password": password},
+            format="json",
+            REMOTE_ADDR="10.0.0.2",
+            HTTP_X_FORWARDED_FOR=f"{ip}, 10.0.0.2",
+        ).status_code
 
     # without the setting, X-Forwarded-For is ignored: the proxy's address is locked for everyone
     for index in range(10):
@@ -794,9 +868,9 @@ def test_behind_a_trusted_proxy_limits_count_each_client(django_user_model):
 
 
 def test_the_widget_has_a_budget_per_key(api, chatbot):
-    from workflows import widget
+    from workflows import ratelimits, widget
 
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
     workflow = chatbot["id"]
     from workflows.models import Workflow
@@ -811,7 +885,7 @@ def test_the_widget_has_a_budget_per_key(api, chatbot):
             except widget.WidgetError as refused:
                 outcomes.append(refused.code)
     assert outcomes.count("ok") < 12 and "rate_limited" in outcomes
-    widget.rate_limit_reset()
+    ratelimits.rate_limit_reset()
 
 
 def test_api_tokens_are_rotated_on_logout_and_password_change(user):
@@ -828,7 +902,12 @@ def test_api_tokens_are_rotated_on_logout_and_password_change(user):
     assert wrong.status_code == 400 and "old_password" in wrong.json()
     weak = client.post("/api/auth/password/", {"old_password": "alice-password", "new_password": "12345"}, format="json")
     assert weak.status_code == 400 and "new_password" in weak.json()
-    assert client.post("/api/auth/password/", {"old_password": "alice-password", "new_password": "a-new-long-passphrase"}, format="json").status_code == 204
+    assert (
+        client.post(
+            "/api/auth/password/", {"old_password": "alice-password", "new_password": "a-new-long-passphrase"}, format="json"
+        ).status_code
+        == 204
+    )
     assert client.get("/api/auth/me/").status_code == 401  # the old token is gone
     client.credentials()
     assert client.post("/api/auth/token/", {"username": "alice", "password": "a-new-long-passphrase"}, format="json").status_code == 200
@@ -845,8 +924,12 @@ def test_password_change_keeps_the_session_and_ends_the_others(user):
 
     api_mine = Api()
     api_mine.cookies = mine.cookies
-    response = mine.post("/api/auth/password/", {"old_password": "alice-password", "new_password": "a-new-long-passphrase"},
-                         content_type="application/json", HTTP_X_CSRFTOKEN=mine.cookies.get("csrftoken").value if mine.cookies.get("csrftoken") else "")
+    response = mine.post(
+        "/api/auth/password/",
+        {"old_password": "alice-password", "new_password": "a-new-long-passphrase"},
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=mine.cookies.get("csrftoken").value if mine.cookies.get("csrftoken") else "",
+    )
     assert response.status_code == 204, response.content
     assert mine.get("/api/auth/me/").status_code == 200
     assert other.get("/api/auth/me/").status_code in (401, 403)
@@ -874,10 +957,22 @@ def test_api_tokens_can_expire(user):
 
 def test_check_deploy_is_clean_in_the_full_mode():
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SECRET_KEY", "SKEIN_", "REDIS_URL", "ALLOWED_HOSTS", "DEBUG"))}
-    env = {**base, "REDIS_URL": "redis://127.0.0.1:6379/15", "SECRET_KEY": "k" * 20 + "Zq8#vR2@pL9!xM4$nB7%cW1^hT6&jF3*gD5(sA0)", "SKEIN_ENCRYPTION_KEY": "another passphrase",
-           "ALLOWED_HOSTS": "skein.example.com", "CSRF_TRUSTED_ORIGINS": "https://skein.example.com"}
-    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=180)
+    env = {
+        **base,
+        "REDIS_URL": "redis://127.0.0.1:6379/15",
+        "SECRET_KEY": "k" * 20 + "Zq8#vR2@pL9!xM4$nB7%cW1^hT6&jF3*gD5(sA0)",
+        "SKEIN_ENCRYPTION_KEY": "another passphrase",
+        "ALLOWED_HOSTS": "skein.example.com",
+        "CSRF_TRUSTED_ORIGINS": "https://skein.example.com",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 

@@ -134,7 +134,9 @@ def test_a_template_computing_a_huge_number_freezes_nothing(live, user, make_wor
     with httpx.Client(base_url=live, timeout=300, headers={"Authorization": f"Token {token}"}) as client:
         started = time.monotonic()
         done: dict = {}
-        sender = threading.Thread(target=lambda: done.update(response=client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "hi"})))
+        sender = threading.Thread(
+            target=lambda: done.update(response=client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "hi"}))
+        )
         sender.start()
         with Probe(live) as probe:
             sender.join(timeout=300)
@@ -156,7 +158,12 @@ def test_a_socket_with_a_foreign_host_is_refused_at_the_handshake(live, api, cha
     ws_base = live.replace("http://", "ws://")
     port = int(live.rsplit(":", 1)[1])
     with pytest.raises(InvalidStatus) as refused:  # the name in the URL is the Host header; the socket goes to the server
-        connect(f"ws://evil.example:{port}/ws/widget/{key}/", sock=socket.create_connection(("127.0.0.1", port)), origin="http://evil.example", open_timeout=60)
+        connect(
+            f"ws://evil.example:{port}/ws/widget/{key}/",
+            sock=socket.create_connection(("127.0.0.1", port)),
+            origin="http://evil.example",
+            open_timeout=60,
+        )
     assert refused.value.response.status_code == 403
     with connect(f"{ws_base}/ws/widget/{key}/", origin="http://site.test", open_timeout=60) as ws:  # the control
         assert json.loads(ws.recv(timeout=60))["type"] == "ready"

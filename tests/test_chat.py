@@ -27,7 +27,9 @@ def test_a_turn_sends_exactly_system_and_input_and_returns_the_reply(chatbot, ch
     run = api.get(f"/api/runs/{turn['run']}/").json()
     assert run["status"] == "succeeded" and run["trigger"] == "chat" and run["output"] == "Hello, human."
     assert [(s["node"], s["type"], s["status"]) for s in run["steps"]] == [
-        ("chat", "trigger.chat", "succeeded"), ("agent", "llm", "succeeded"), ("out", "output", "succeeded"),
+        ("chat", "trigger.chat", "succeeded"),
+        ("agent", "llm", "succeeded"),
+        ("out", "output", "succeeded"),
     ]
     assert all(isinstance(s["duration_ms"], int) for s in run["steps"])
     agent = run["steps"][1]
@@ -39,7 +41,8 @@ def test_without_memory_no_history_is_sent(chatbot, chat, fake_llm):
     first = chat(chatbot["id"], "one")
     chat(chatbot["id"], "two", thread=first["thread"])
     assert fake_llm.requests[-1].messages == [
-        {"role": "system", "content": "You are a test bot."}, {"role": "user", "content": "two"},
+        {"role": "system", "content": "You are a test bot."},
+        {"role": "user", "content": "two"},
     ]
 
 
@@ -56,15 +59,25 @@ def test_router_runs_only_the_chosen_branch(api, make_workflow, provider, chat, 
     graph = {
         "nodes": [
             node("chat", "trigger.chat"),
-            node("router", "router.llm", model="router-model", provider=provider.pk,
-                 routes=[{"name": "billing", "description": "invoices, payments"}, {"name": "general", "description": "anything else"}],
-                 default_route="general"),
+            node(
+                "router",
+                "router.llm",
+                model="router-model",
+                provider=provider.pk,
+                routes=[{"name": "billing", "description": "invoices, payments"}, {"name": "general", "description": "anything else"}],
+                default_route="general",
+            ),
             node("billing", "llm", model="billing-model", provider=provider.pk, system_prompt="billing"),
             node("general", "llm", model="general-model", provider=provider.pk, system_prompt="general"),
             node("out", "output"),
         ],
-        "edges": [edge("chat", "router"), edge("router", "billing", "billing"), edge("router", "general", "general"),
-                  edge("billing", "out"), edge("general", "out")],
+        "edges": [
+            edge("chat", "router"),
+            edge("router", "billing", "billing"),
+            edge("router", "general", "general"),
+            edge("billing", "out"),
+            edge("general", "out"),
+        ],
     }
     workflow = make_workflow(graph)
     assert workflow["errors"] == []
@@ -150,8 +163,16 @@ def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])
     version = Run.objects.get(pk=turn["run"]).version
-    run = Run.objects.create(workflow_id=chatbot["id"], version=version, thread=thread, trigger="chat", trigger_node="chat",
-                             input="second", status=Run.Status.RUNNING, attempts=1)
+    run = Run.objects.create(
+        workflow_id=chatbot["id"],
+        version=version,
+        thread=thread,
+        trigger="chat",
+        trigger_node="chat",
+        input="second",
+        status=Run.Status.RUNNING,
+        attempts=1,
+    )
     with transaction.atomic():
         turns._transcript_append(run, role="user", content="second")
     RunStep.objects.create(run=run, node="chat", type="trigger.chat", position=1, status="running")
@@ -162,7 +183,10 @@ def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "echo: second" and run.attempts == 2
     assert [(m.role, m.content) for m in Message.objects.filter(thread=thread).order_by("seq")] == [
-        ("user", "first"), ("assistant", "echo: first"), ("user", "second"), ("assistant", "echo: second"),
+        ("user", "first"),
+        ("assistant", "echo: first"),
+        ("user", "second"),
+        ("assistant", "echo: second"),
     ]
     assert RunStep.objects.filter(run=run).count() == 3
     assert len(fake_llm.requests_for("agent-model")) == 2

@@ -47,10 +47,14 @@ def judge_check(provider_id: int, rubric: str = "The reply repeats the user's wo
 # --- the judge ------------------------------------------------------------------------------------
 def test_the_judge_passes_a_reply_and_its_tokens_count(api, chatbot, provider, fake_llm):
     fake_llm.responder = judged('{"verdict": "pass", "reason": "It repeats the words."}')
-    create_test(api, chatbot["id"], [
-        {"message": "first", "expect": []},
-        {"message": "second", "expect": [judge_check(provider.pk)]},
-    ])
+    create_test(
+        api,
+        chatbot["id"],
+        [
+            {"message": "first", "expect": []},
+            {"message": "second", "expect": [judge_check(provider.pk)]},
+        ],
+    )
     run = run_tests(api, chatbot["id"])
     [check] = checks_of(run)
     assert check["passed"] is True and check["reason"] == "It repeats the words." and "judge (judge-model)" in check["detail"]
@@ -71,14 +75,17 @@ def test_the_judge_fails_a_reply_with_its_reason(api, chatbot, provider, fake_ll
     assert run["status"] == "failed"
 
 
-@pytest.mark.parametrize("answer, why", [
-    ("Looks good to me!", "not the JSON verdict"),
-    ('{"verdict": "maybe", "reason": "unsure"}', "neither pass nor fail"),
-    ('{"verdict": "pass"}', "is not"),
-    ('{"verdict": "pass", "reason": "ok", "score": 9}', "is not"),
-    ("", "no answer"),
-    (Reply(status=401, text="no key"), "the judge failed"),
-])
+@pytest.mark.parametrize(
+    "answer, why",
+    [
+        ("Looks good to me!", "not the JSON verdict"),
+        ('{"verdict": "maybe", "reason": "unsure"}', "neither pass nor fail"),
+        ('{"verdict": "pass"}', "is not"),
+        ('{"verdict": "pass", "reason": "ok", "score": 9}', "is not"),
+        ("", "no answer"),
+        (Reply(status=401, text="no key"), "the judge failed"),
+    ],
+)
 def test_the_judges_own_failure_is_an_error_not_a_verdict(api, chatbot, provider, fake_llm, answer, why):
     fake_llm.responder = judged(answer)
     create_test(api, chatbot["id"], [{"message": "hi", "expect": [judge_check(provider.pk), {"reply_contains": "hi"}]}])
@@ -98,9 +105,15 @@ def test_a_judge_that_hangs_is_an_error_within_the_model_timeout(api, chatbot, p
 
 
 def test_the_judge_asks_for_structured_output_where_the_model_supports_it(api, chatbot, fake_llm):
-    openai_like = api.post("/api/providers/", {"name": "openai", "kind": "openai", "api_base": fake_llm.base_url, "api_key": "k"}, format="json").json()
+    openai_like = api.post(
+        "/api/providers/", {"name": "openai", "kind": "openai", "api_base": fake_llm.base_url, "api_key": "k"}, format="json"
+    ).json()
     fake_llm.responder = lambda r: Reply(text='{"verdict": "pass", "reason": "fine"}') if r.model == "gpt-4o-mini" else echo(r)
-    create_test(api, chatbot["id"], [{"message": "hi", "expect": [{"judge": {"rubric": "any", "model": "gpt-4o-mini", "provider": openai_like["id"]}}]}])
+    create_test(
+        api,
+        chatbot["id"],
+        [{"message": "hi", "expect": [{"judge": {"rubric": "any", "model": "gpt-4o-mini", "provider": openai_like["id"]}}]}],
+    )
     [check] = checks_of(run_tests(api, chatbot["id"]))
     assert check["passed"] is True
     [request] = fake_llm.requests_for("gpt-4o-mini")
@@ -128,10 +141,15 @@ def test_several_tests_run_at_once_and_each_tests_turns_in_order(require_postgre
 
     fake_llm.responder = respond
     for name in ("a", "b", "c"):
-        create_test(api, workflow["id"], [
-            {"message": f"hello {name}", "expect": []},
-            {"message": "next", "expect": [{"sent_contains": {"node": "agent", "text": f"echo: hello {name}"}}]},
-        ], name=name)
+        create_test(
+            api,
+            workflow["id"],
+            [
+                {"message": f"hello {name}", "expect": []},
+                {"message": "next", "expect": [{"sent_contains": {"node": "agent", "text": f"echo: hello {name}"}}]},
+            ],
+            name=name,
+        )
     run = run_tests(api, workflow["id"])
     assert run["status"] == "passed" and peak[0] == 3
 
@@ -140,7 +158,9 @@ def test_several_tests_run_at_once_and_each_tests_turns_in_order(require_postgre
 def test_progress_reaches_the_browser_as_each_turn_finishes(require_postgres, api, chatbot, user, other_user, fake_llm):
     release = threading.Event()
     fake_llm.responder = lambda r: (release.wait(timeout=30), echo(r))[1]
-    create_test(api, chatbot["id"], [{"message": "one", "expect": [{"reply_contains": "one"}]}, {"message": "two", "expect": []}], name="progress")
+    create_test(
+        api, chatbot["id"], [{"message": "one", "expect": [{"reply_contains": "one"}]}, {"message": "two", "expect": []}], name="progress"
+    )
     alice, mallory = session_cookie(user), session_cookie(other_user)
 
     async def watch():
@@ -159,7 +179,10 @@ def test_progress_reaches_the_browser_as_each_turn_finishes(require_postgres, ap
     test_run, events = async_to_sync(watch)()
     events = [e for e in events if e["type"] != "test.started"]
     assert [(e["type"], e["data"].get("turn")) for e in events] == [
-        ("test.turn", 0), ("test.turn", 1), ("test.finished", None), ("test_run.finished", None),
+        ("test.turn", 0),
+        ("test.turn", 1),
+        ("test.finished", None),
+        ("test_run.finished", None),
     ]
     assert events[0]["data"]["reply"] == "echo: one" and events[0]["data"]["status"] == "passed" and events[0]["data"]["turns"] == 2
     assert events[-1]["data"] == {"test_run": test_run, "status": "passed", "passed": 1, "failed": 0, "errors": 0}
@@ -170,9 +193,20 @@ def test_two_versions_side_by_side(api, make_workflow, provider, fake_llm):
     fake_llm.responder = lambda r: Reply(text=f"{r.messages[0]['content']} {r.last_user}")
     workflow = make_workflow(chat_graph(provider.pk, system_prompt="Version one."))
     assert api.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
-    api.patch(f"/api/workflows/{workflow['id']}/", {"graph": chat_graph(provider.pk, system_prompt="Version two."), "revision": workflow["revision"]}, format="json")
-    create_test(api, workflow["id"], [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Version one."}}]}], name="keeps the prompt")
-    create_test(api, workflow["id"], [{"message": "hi", "expect": [{"reply_contains": "hi"}]}, {"message": "bye", "expect": []}], name="answers")
+    api.patch(
+        f"/api/workflows/{workflow['id']}/",
+        {"graph": chat_graph(provider.pk, system_prompt="Version two."), "revision": workflow["revision"]},
+        format="json",
+    )
+    create_test(
+        api,
+        workflow["id"],
+        [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Version one."}}]}],
+        name="keeps the prompt",
+    )
+    create_test(
+        api, workflow["id"], [{"message": "hi", "expect": [{"reply_contains": "hi"}]}, {"message": "bye", "expect": []}], name="answers"
+    )
     published = run_tests(api, workflow["id"], version=1)
     draft = run_tests(api, workflow["id"])
     response = api.get(f"/api/test-runs/{published['id']}/compare/{draft['id']}/")
@@ -186,7 +220,10 @@ def test_two_versions_side_by_side(api, make_workflow, provider, fake_llm):
     assert prompt["turns"][0]["b"]["failed_checks"][0]["kind"] == "sent_contains"
     answers = tests["answers"]
     assert not answers["verdict_changed"] and answers["replies_changed"] == 2
-    assert [(t["a"]["reply"], t["b"]["reply"]) for t in answers["turns"]] == [("Version one. hi", "Version two. hi"), ("Version one. bye", "Version two. bye")]
+    assert [(t["a"]["reply"], t["b"]["reply"]) for t in answers["turns"]] == [
+        ("Version one. hi", "Version two. hi"),
+        ("Version one. bye", "Version two. bye"),
+    ]
     assert api.get(f"/api/test-runs/{published['id']}/compare/2147483647/").status_code == 404
 
 
@@ -197,7 +234,9 @@ def test_publishing_waits_for_the_tests_and_refuses_when_one_fails(api, make_wor
     assert api.get(settings_url).json() == {"publish_requires_passing": False}
     assert api.patch(settings_url, {"publish_requires_passing": True}, format="json").json() == {"publish_requires_passing": True}
     create_test(api, workflow["id"], [{"message": "hi", "expect": [{"reply_contains": "hi"}]}], name="answers")
-    failing = create_test(api, workflow["id"], [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Be rude."}}]}], name="is rude")
+    failing = create_test(
+        api, workflow["id"], [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Be rude."}}]}], name="is rude"
+    )
 
     refused = api.post(f"/api/workflows/{workflow['id']}/publish/")
     assert refused.status_code == 400, refused.content
@@ -210,7 +249,11 @@ def test_publishing_waits_for_the_tests_and_refuses_when_one_fails(api, make_wor
     assert api.get(f"/api/workflows/{workflow['id']}/").json()["published_version"] is None
     assert api.get(f"/api/test-runs/{body['test_run']}/").json()["version"] == "draft"
 
-    api.put(f"/api/tests/{failing['id']}/", {"turns": [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Be kind."}}]}]}, format="json")
+    api.put(
+        f"/api/tests/{failing['id']}/",
+        {"turns": [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Be kind."}}]}]},
+        format="json",
+    )
     published = api.post(f"/api/workflows/{workflow['id']}/publish/")
     assert published.status_code == 201 and published.json() == {"version": 1}
 
@@ -266,7 +309,10 @@ def test_skein_test_reports_each_test_writes_junit_and_exits_non_zero_on_failure
     cases = {case.get("name"): case for case in suite.findall("testcase")}
     assert cases["greets"].find("failure") is None
     failure = cases["speaks french"].find("failure")
-    assert "turn 1, check 1 (reply_contains)" in failure.get("message") and "user: hi\nassistant: echo: hi" in cases["speaks french"].find("system-out").text
+    assert (
+        "turn 1, check 1 (reply_contains)" in failure.get("message")
+        and "user: hi\nassistant: echo: hi" in cases["speaks french"].find("system-out").text
+    )
 
 
 def test_skein_test_refuses_what_it_cannot_run(api, chatbot):
@@ -292,7 +338,9 @@ def test_skein_test_as_a_real_process(require_postgres, api, chatbot, fake_llm):
     create_test(api, chatbot["id"], [{"message": "hi", "expect": [{"reply_not_contains": "hi"}]}], name="stays quiet")
     db = connection.settings_dict
     env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "REDIS_URL": "",
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REDIS_URL": "",
         "DATABASE_URL": f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}",
     }
     done = subprocess.run(

@@ -40,15 +40,18 @@ def test_a_test_is_stored_as_written_and_listed(api, memory_bot):
 
 def test_every_check_kind_passes(api, memory_bot, fake_llm):
     turns = [
-        {"message": "My name is Ada.", "expect": [
-            {"reply_contains": "Ada"},
-            {"reply_contains": "MY NAME"},  # reply checks ignore case
-            {"reply_not_contains": "Grace"},
-            {"reply_matches": r"^ECHO: my name is \w+\.$"},
-            {"sent_contains": {"node": "agent", "text": "You are a test bot."}},
-            {"sent_excludes": {"node": "agent", "text": "secret"}},
-            {"sent_tokens_at_most": {"node": "agent", "tokens": 100}},
-        ]},
+        {
+            "message": "My name is Ada.",
+            "expect": [
+                {"reply_contains": "Ada"},
+                {"reply_contains": "MY NAME"},  # reply checks ignore case
+                {"reply_not_contains": "Grace"},
+                {"reply_matches": r"^ECHO: my name is \w+\.$"},
+                {"sent_contains": {"node": "agent", "text": "You are a test bot."}},
+                {"sent_excludes": {"node": "agent", "text": "secret"}},
+                {"sent_tokens_at_most": {"node": "agent", "tokens": 100}},
+            ],
+        },
         {"message": "Who am I?", "expect": [{"sent_contains": {"node": "agent", "text": "My name is Ada."}}]},
     ]
     create_test(api, memory_bot["id"], turns)
@@ -62,14 +65,17 @@ def test_every_check_kind_passes(api, memory_bot, fake_llm):
 
 def test_every_check_kind_fails_and_says_why(api, memory_bot, fake_llm):
     turns = [
-        {"message": "My name is Ada.", "expect": [
-            {"reply_contains": "Grace"},
-            {"reply_not_contains": "ADA"},  # in any case
-            {"reply_matches": r"^hello"},
-            {"sent_contains": {"node": "agent", "text": "not in the prompt"}},
-            {"sent_excludes": {"node": "agent", "text": "test bot"}},
-            {"sent_tokens_at_most": {"node": "agent", "tokens": 3}},
-        ]},
+        {
+            "message": "My name is Ada.",
+            "expect": [
+                {"reply_contains": "Grace"},
+                {"reply_not_contains": "ADA"},  # in any case
+                {"reply_matches": r"^hello"},
+                {"sent_contains": {"node": "agent", "text": "not in the prompt"}},
+                {"sent_excludes": {"node": "agent", "text": "test bot"}},
+                {"sent_tokens_at_most": {"node": "agent", "tokens": 3}},
+            ],
+        },
     ]
     create_test(api, memory_bot["id"], turns)
     run = run_tests(api, memory_bot["id"])
@@ -89,20 +95,37 @@ def test_every_check_kind_fails_and_says_why(api, memory_bot, fake_llm):
 def test_each_test_runs_in_a_fresh_thread(api, memory_bot, fake_llm):
     """Thread-keyed memory starts empty for every test, also when they run at the same time."""
     for name in ("alpha", "beta", "gamma"):
-        create_test(api, memory_bot["id"], [
-            {"message": f"I am {name}", "expect": []},
-            {"message": "who am I?", "expect": [
-                {"sent_contains": {"node": "agent", "text": f"I am {name}"}},
-                *[{"sent_excludes": {"node": "agent", "text": f"I am {other}"}} for other in ("alpha", "beta", "gamma") if other != name],
-            ]},
-        ], name=name)
+        create_test(
+            api,
+            memory_bot["id"],
+            [
+                {"message": f"I am {name}", "expect": []},
+                {
+                    "message": "who am I?",
+                    "expect": [
+                        {"sent_contains": {"node": "agent", "text": f"I am {name}"}},
+                        *[
+                            {"sent_excludes": {"node": "agent", "text": f"I am {other}"}}
+                            for other in ("alpha", "beta", "gamma")
+                            if other != name
+                        ],
+                    ],
+                },
+            ],
+            name=name,
+        )
     run = run_tests(api, memory_bot["id"])
     assert run["status"] == "passed", checks_of(run)
     threads = {r["thread"] for r in run["results"]}
     assert len(threads) == 3 and None not in threads
     for result in run["results"]:
         transcript = api.get(f"/api/threads/{result['thread']}/messages/").json()
-        assert [m["content"] for m in transcript] == [f"I am {result['name']}", f"echo: I am {result['name']}", "who am I?", "echo: who am I?"]
+        assert [m["content"] for m in transcript] == [
+            f"I am {result['name']}",
+            f"echo: I am {result['name']}",
+            "who am I?",
+            "echo: who am I?",
+        ]
 
 
 def test_seed_messages_apply_in_a_test_thread(api, make_workflow, provider):
@@ -118,19 +141,25 @@ SUMMARY = 'Facts from the user (quoted, newest last):\n- "I am Ada"\n\nConversat
 
 def test_summary_contains_reads_the_running_summary(api, make_workflow, provider, fake_llm):
     fake_llm.responder = lambda r: Reply(text="Ada lives in Lisbon." if r.model == "cheap" else f"echo: {r.last_user}")
-    workflow = make_workflow(chat_graph(
-        provider.pk, memory={"type": "memory.summary", "max_messages": 4, "keep_last": 2, "llm_source": "external"},
-        summarizer={"model": "cheap", "provider": provider.pk},
-    ))
+    workflow = make_workflow(
+        chat_graph(
+            provider.pk,
+            memory={"type": "memory.summary", "max_messages": 4, "keep_last": 2, "llm_source": "external"},
+            summarizer={"model": "cheap", "provider": provider.pk},
+        )
+    )
     turns = [
         {"message": "I am Ada", "expect": [{"summary_contains": {"memory": "mem", "text": "Lisbon"}}]},  # no summary yet
         {"message": "I live in Lisbon", "expect": []},
-        {"message": "what do you know?", "expect": [
-            {"summary_contains": {"memory": "mem", "text": "Lisbon"}},
-            {"summary_contains": {"memory": "mem", "text": "Paris"}},
-            {"sent_contains": {"node": "agent", "text": "Summary of the earlier conversation:\n" + SUMMARY}},
-            {"sent_excludes": {"node": "agent", "text": "echo: I am Ada"}},  # summarized away (its words are quoted)
-        ]},
+        {
+            "message": "what do you know?",
+            "expect": [
+                {"summary_contains": {"memory": "mem", "text": "Lisbon"}},
+                {"summary_contains": {"memory": "mem", "text": "Paris"}},
+                {"sent_contains": {"node": "agent", "text": "Summary of the earlier conversation:\n" + SUMMARY}},
+                {"sent_excludes": {"node": "agent", "text": "echo: I am Ada"}},  # summarized away (its words are quoted)
+            ],
+        },
     ]
     create_test(api, workflow["id"], turns)
     run = run_tests(api, workflow["id"])
@@ -143,13 +172,18 @@ def test_summary_contains_reads_the_running_summary(api, make_workflow, provider
 
 
 def test_checks_naming_what_the_workflow_lacks_are_saved_but_cannot_run(api, memory_bot, fake_llm):
-    turns = [{"message": "hi", "expect": [
-        {"sent_contains": {"node": "ghost", "text": "x"}},
-        {"sent_contains": {"node": "out", "text": "x"}},
-        {"summary_contains": {"memory": "mem", "text": "x"}},
-        {"summary_contains": {"memory": "nowhere", "text": "x"}},
-        {"judge": {"rubric": "polite", "model": "judge-model", "provider": 999999}},
-    ]}]
+    turns = [
+        {
+            "message": "hi",
+            "expect": [
+                {"sent_contains": {"node": "ghost", "text": "x"}},
+                {"sent_contains": {"node": "out", "text": "x"}},
+                {"summary_contains": {"memory": "mem", "text": "x"}},
+                {"summary_contains": {"memory": "nowhere", "text": "x"}},
+                {"judge": {"rubric": "polite", "model": "judge-model", "provider": 999999}},
+            ],
+        }
+    ]
     created = create_test(api, memory_bot["id"], turns, name="broken")
     assert [(e["turn"], e["check"]) for e in created["errors"]] == [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4)]
     messages = [e["message"] for e in created["errors"]]
@@ -163,23 +197,31 @@ def test_checks_naming_what_the_workflow_lacks_are_saved_but_cannot_run(api, mem
     assert by_name["good"]["status"] == "passed" and run["status"] == "error" and run["errors"] == 1
     assert len(fake_llm.requests) == calls + 1  # only the good test ran
     assert {t["id"]: t["last"]["status"] for t in api.get(f"/api/workflows/{memory_bot['id']}/tests/").json()} == {
-        created["id"]: "error", good["id"]: "passed",
+        created["id"]: "error",
+        good["id"]: "passed",
     }
 
 
-@pytest.mark.parametrize("turns, where, text", [
-    ([], (None, None), "at least one turn"),
-    ("not a list", (None, None), "must be a list"),
-    ([{"message": "", "expect": []}], (0, None), "needs a message"),
-    ([{"message": "hi", "expect": [{"reply_has": "x"}]}], (0, 0), "unknown check kind 'reply_has'"),
-    ([{"message": "hi", "expect": [{"reply_contains": "x", "reply_matches": "y"}]}], (0, 0), "exactly one kind"),
-    ([{"message": "ok", "expect": []}, {"message": "hi", "expect": [{"reply_matches": "(unclosed"}]}], (1, 0), "invalid regular expression"),
-    ([{"message": "hi", "expect": [{"sent_contains": {"node": "agent"}}]}], (0, 0), "text"),
-    ([{"message": "hi", "expect": [{"sent_tokens_at_most": {"node": "agent", "tokens": "many"}}]}], (0, 0), "tokens"),
-    ([{"message": "hi", "expect": [{"judge": {"rubric": "be nice"}}]}], (0, 0), "model"),
-    ([{"message": "hi", "expect": "reply_contains"}], (0, None), "list of checks"),
-    ([{"message": "hi", "expect": [], "surprise": 1}], (0, None), "unknown field 'surprise'"),
-])
+@pytest.mark.parametrize(
+    "turns, where, text",
+    [
+        ([], (None, None), "at least one turn"),
+        ("not a list", (None, None), "must be a list"),
+        ([{"message": "", "expect": []}], (0, None), "needs a message"),
+        ([{"message": "hi", "expect": [{"reply_has": "x"}]}], (0, 0), "unknown check kind 'reply_has'"),
+        ([{"message": "hi", "expect": [{"reply_contains": "x", "reply_matches": "y"}]}], (0, 0), "exactly one kind"),
+        (
+            [{"message": "ok", "expect": []}, {"message": "hi", "expect": [{"reply_matches": "(unclosed"}]}],
+            (1, 0),
+            "invalid regular expression",
+        ),
+        ([{"message": "hi", "expect": [{"sent_contains": {"node": "agent"}}]}], (0, 0), "text"),
+        ([{"message": "hi", "expect": [{"sent_tokens_at_most": {"node": "agent", "tokens": "many"}}]}], (0, 0), "tokens"),
+        ([{"message": "hi", "expect": [{"judge": {"rubric": "be nice"}}]}], (0, 0), "model"),
+        ([{"message": "hi", "expect": "reply_contains"}], (0, None), "list of checks"),
+        ([{"message": "hi", "expect": [], "surprise": 1}], (0, None), "unknown field 'surprise'"),
+    ],
+)
 def test_bad_scripts_are_refused_keyed_by_turn_and_check(api, memory_bot, turns, where, text):
     response = api.post(f"/api/workflows/{memory_bot['id']}/tests/", {"name": "bad", "turns": turns}, format="json")
     assert response.status_code == 400, response.content
@@ -191,7 +233,12 @@ def test_bad_scripts_are_refused_keyed_by_turn_and_check(api, memory_bot, turns,
 @override_settings(SKEIN_TEST_MAX_TURNS=3, SKEIN_TEST_MAX_CHECKS=2)
 def test_script_limits(api, memory_bot):
     too_long = [{"message": f"m{i}", "expect": []} for i in range(4)]
-    assert "at most 3 turns" in api.post(f"/api/workflows/{memory_bot['id']}/tests/", {"name": "x", "turns": too_long}, format="json").json()["errors"][0]["message"]
+    assert (
+        "at most 3 turns"
+        in api.post(f"/api/workflows/{memory_bot['id']}/tests/", {"name": "x", "turns": too_long}, format="json").json()["errors"][0][
+            "message"
+        ]
+    )
     crowded = [{"message": "m", "expect": [{"reply_contains": "a"}] * 3}]
     response = api.post(f"/api/workflows/{memory_bot['id']}/tests/", {"name": "x", "turns": crowded}, format="json")
     assert response.status_code == 400 and "at most 2 checks" in response.json()["errors"][0]["message"]
@@ -207,17 +254,25 @@ def test_a_catastrophic_pattern_matches_in_linear_time(api, memory_bot, fake_llm
     assert [c["passed"] for c in checks_of(run)] == [False, True]
     assert time.monotonic() - started < 60  # a backtracking engine would not finish before the universe ends
     for pattern in ("(?=x)", r"(a)\1"):
-        refused = api.post(f"/api/workflows/{memory_bot['id']}/tests/", {"name": "x", "turns": [{"message": "m", "expect": [{"reply_matches": pattern}]}]}, format="json")
+        refused = api.post(
+            f"/api/workflows/{memory_bot['id']}/tests/",
+            {"name": "x", "turns": [{"message": "m", "expect": [{"reply_matches": pattern}]}]},
+            format="json",
+        )
         assert refused.status_code == 400 and "RE2" in refused.json()["errors"][0]["message"], pattern
 
 
 def test_a_turn_that_fails_ends_its_test_as_an_error(api, memory_bot, fake_llm):
     fake_llm.responder = lambda r: Reply(status=401, text="bad key") if "boom" in r.last_user else Reply(text=f"echo: {r.last_user}")
-    create_test(api, memory_bot["id"], [
-        {"message": "fine", "expect": [{"reply_contains": "fine"}]},
-        {"message": "boom", "expect": [{"reply_contains": "x"}]},
-        {"message": "never sent", "expect": []},
-    ])
+    create_test(
+        api,
+        memory_bot["id"],
+        [
+            {"message": "fine", "expect": [{"reply_contains": "fine"}]},
+            {"message": "boom", "expect": [{"reply_contains": "x"}]},
+            {"message": "never sent", "expect": []},
+        ],
+    )
     run = run_tests(api, memory_bot["id"])
     [result] = run["results"]
     assert result["status"] == "error" and "turn 2: the turn failed" in result["error"] and "rejected the API key" in result["error"]
@@ -237,8 +292,12 @@ def test_a_test_may_run_on_a_published_version_and_only_chosen_tests_run(api, ma
     workflow = make_workflow(chat_graph(provider.pk, system_prompt="Version one."))
     assert api.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
     draft = chat_graph(provider.pk, system_prompt="Version two.")
-    assert api.patch(f"/api/workflows/{workflow['id']}/", {"graph": draft, "revision": workflow["revision"]}, format="json").status_code == 200
-    one = create_test(api, workflow["id"], [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Version one."}}]}], name="one")
+    assert (
+        api.patch(f"/api/workflows/{workflow['id']}/", {"graph": draft, "revision": workflow["revision"]}, format="json").status_code == 200
+    )
+    one = create_test(
+        api, workflow["id"], [{"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "Version one."}}]}], name="one"
+    )
     create_test(api, workflow["id"], [{"message": "hi", "expect": []}], name="other")
     on_v1 = run_tests(api, workflow["id"], version=1, tests=[one["id"]])
     assert on_v1["version"] == 1 and on_v1["status"] == "passed" and [r["name"] for r in on_v1["results"]] == ["one"]
@@ -284,7 +343,10 @@ def test_save_as_test_from_a_real_thread(api, memory_bot, chat):
 
 def test_tests_round_trip_through_jsonl_and_csv(api, memory_bot, make_workflow, provider):
     turns = [
-        {"message": "hello, world", "expect": [{"reply_contains": "hello"}, {"sent_contains": {"node": "agent", "text": "a \"quoted\" line"}}]},
+        {
+            "message": "hello, world",
+            "expect": [{"reply_contains": "hello"}, {"sent_contains": {"node": "agent", "text": 'a "quoted" line'}}],
+        },
         {"message": "line one\nline two", "expect": [], "reference": "the reply, then"},
     ]
     create_test(api, memory_bot["id"], turns, name="first")
@@ -296,7 +358,10 @@ def test_tests_round_trip_through_jsonl_and_csv(api, memory_bot, make_workflow, 
         content = exported.content.decode()
         imported = api.post(f"/api/workflows/{target['id']}/tests/import/", {"format": fmt, "content": content}, format="json")
         assert imported.status_code == 201, imported.content
-        assert [(t["name"], t["turns"]) for t in imported.json()] == [("first", turns), ("second", [{"message": "x", "expect": [{"judge": {"rubric": "kind", "model": "m"}}]}])]
+        assert [(t["name"], t["turns"]) for t in imported.json()] == [
+            ("first", turns),
+            ("second", [{"message": "x", "expect": [{"judge": {"rubric": "kind", "model": "m"}}]}]),
+        ]
     assert len(api.get(f"/api/workflows/{target['id']}/tests/").json()) == 4
 
 

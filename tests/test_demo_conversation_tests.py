@@ -28,7 +28,10 @@ def test_every_demo_ships_with_tests(user, provider):
 def test_the_demo_tests_pass_on_the_fake_server(api, user, monkeypatch, fake_llm, provider):
     for workflow in seed(user, provider):
         run = run_tests(api, workflow.pk)
-        assert run["status"] == "passed", (workflow.name, [(r["name"], r["error"], [c for t in r["turns"] for c in t["checks"] if not c["passed"]]) for r in run["results"]])
+        assert run["status"] == "passed", (
+            workflow.name,
+            [(r["name"], r["error"], [c for t in r["turns"] for c in t["checks"] if not c["passed"]]) for r in run["results"]],
+        )
 
 
 def test_the_demo_tests_pass_with_the_bundled_local_model(api, user, monkeypatch):
@@ -41,5 +44,9 @@ def test_the_demo_tests_pass_with_the_bundled_local_model(api, user, monkeypatch
     assert Workflow.objects.filter(owner=user).count() == len(DEMO_TESTS)
     for workflow in workflows:
         run = run_tests(api, workflow.pk, timeout=600)
-        failures = [(r["name"], r["error"], [c["detail"] for t in r["turns"] for c in t["checks"] if not c["passed"]]) for r in run["results"] if r["status"] != "passed"]
+        failures = [
+            (r["name"], r["error"], [c["detail"] for t in r["turns"] for c in t["checks"] if not c["passed"]])
+            for r in run["results"]
+            if r["status"] != "passed"
+        ]
         assert run["status"] == "passed", (workflow.name, failures)

@@ -13,12 +13,25 @@ from workflows.models import RunStep
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FILLER = [
-    "What is the capital of France?", "Tell me a fun fact about octopuses.", "How many legs does a spider have?",
-    "What colour is the sky on Mars?", "Give me a word that rhymes with cat.", "What is two plus two?",
-    "Name a famous painter.", "What do bees make?", "Which planet is the largest?", "What is water made of?",
-    "How many days are in a week?", "What is the opposite of hot?", "Name a fruit that is yellow.",
-    "What do cows drink?", "Which ocean is the biggest?", "What is the boiling point of water?",
-    "Name an animal that can fly.", "How many hours are in a day?", "What language is spoken in Brazil?",
+    "What is the capital of France?",
+    "Tell me a fun fact about octopuses.",
+    "How many legs does a spider have?",
+    "What colour is the sky on Mars?",
+    "Give me a word that rhymes with cat.",
+    "What is two plus two?",
+    "Name a famous painter.",
+    "What do bees make?",
+    "Which planet is the largest?",
+    "What is water made of?",
+    "How many days are in a week?",
+    "What is the opposite of hot?",
+    "Name a fruit that is yellow.",
+    "What do cows drink?",
+    "Which ocean is the biggest?",
+    "What is the boiling point of water?",
+    "Name an animal that can fly.",
+    "How many hours are in a day?",
+    "What language is spoken in Brazil?",
     "What is a baby cat called?",
 ]
 

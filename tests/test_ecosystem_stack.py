@@ -27,8 +27,12 @@ def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, dj
         name = connection.settings_dict["NAME"]
     multiproc = tmp_path_factory.mktemp("prometheus")
     with full_stack(
-        name, require_redis, tmp_path_factory.mktemp("ecosystem"), concurrency=4,
-        PROMETHEUS_MULTIPROC_DIR=str(multiproc), SKEIN_METRICS_TOKEN=METRICS_TOKEN,
+        name,
+        require_redis,
+        tmp_path_factory.mktemp("ecosystem"),
+        concurrency=4,
+        PROMETHEUS_MULTIPROC_DIR=str(multiproc),
+        SKEIN_METRICS_TOKEN=METRICS_TOKEN,
     ) as running:
         yield running
 
@@ -42,8 +46,12 @@ def token(stack, user):
 @pytest.fixture
 def bot(stack, token, fake_llm):
     with httpx.Client(base_url=stack["base"], headers={"Authorization": f"Token {token}"}, timeout=60) as http:
-        provider = http.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}).json()
-        workflow = http.post("/api/workflows/", json={"name": "stack bot", "graph": chat_graph(provider["id"], memory={"type": "memory.buffer"})}).json()
+        provider = http.post(
+            "/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}
+        ).json()
+        workflow = http.post(
+            "/api/workflows/", json={"name": "stack bot", "graph": chat_graph(provider["id"], memory={"type": "memory.buffer"})}
+        ).json()
         assert http.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
     return str(workflow["id"])
 
@@ -56,12 +64,19 @@ def test_the_openai_client_and_prometheus_against_the_full_stack(stack, token, b
     first = client.chat.completions.with_raw_response.create(model=bot, messages=[{"role": "user", "content": "hello"}])
     assert first.parse().choices[0].message.content == "echo: hello", stack["worker"].output()
     key = first.headers["X-Skein-Thread"]
-    chunks = list(client.chat.completions.create(
-        model=bot, messages=[{"role": "user", "content": "and you"}], stream=True, extra_headers={"X-Skein-Thread": key},
-    ))
+    chunks = list(
+        client.chat.completions.create(
+            model=bot,
+            messages=[{"role": "user", "content": "and you"}],
+            stream=True,
+            extra_headers={"X-Skein-Thread": key},
+        )
+    )
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "echo: and you"
     assert fake_llm.requests[-1].messages[1:] == [
-        {"role": "user", "content": "hello"}, {"role": "assistant", "content": "echo: hello"}, {"role": "user", "content": "and you"},
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "echo: hello"},
+        {"role": "user", "content": "and you"},
     ]
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url=f"{stack['base']}/v1", api_key="wrong", max_retries=0).models.list()

@@ -51,7 +51,9 @@ def model_graph(provider: int, *triggers: dict) -> dict:
 
 
 def publish_workflow(client: Client, fake_llm, name: str, *triggers: dict) -> dict:
-    provider = client.post("/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}, expect=201)
+    provider = client.post(
+        "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}, expect=201
+    )
     workflow = client.post("/api/workflows/", {"name": name, "graph": model_graph(provider["id"], *triggers)}, expect=201)
     assert workflow["errors"] == [], workflow["errors"]
     client.post(f"/api/workflows/{workflow['id']}/publish/", expect=201)

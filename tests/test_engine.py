@@ -66,7 +66,13 @@ def fields(issues):
 ROUTER_GRAPH = {
     "nodes": [
         node("chat", "trigger.chat"),
-        node("router", "router.llm", model="router-model", routes=[{"name": "billing", "description": "money"}, {"name": "other"}], default_route="other"),
+        node(
+            "router",
+            "router.llm",
+            model="router-model",
+            routes=[{"name": "billing", "description": "money"}, {"name": "other"}],
+            default_route="other",
+        ),
         node("billing_bot", "llm", model="m"),
         node("other_bot", "llm", model="m"),
         node("out", "output"),
@@ -88,7 +94,12 @@ class TestValidation:
                 validate(raw)
 
     def test_a_valid_chatbot_has_no_issues(self):
-        assert validate({"nodes": [node("t", "trigger.chat"), node("l", "llm"), node("o", "output")], "edges": [edge("t", "l"), edge("l", "o")]}) == []
+        assert (
+            validate(
+                {"nodes": [node("t", "trigger.chat"), node("l", "llm"), node("o", "output")], "edges": [edge("t", "l"), edge("l", "o")]}
+            )
+            == []
+        )
 
     def test_reports_every_problem_keyed_by_node_and_field(self):
         graph = {
@@ -132,7 +143,10 @@ class TestValidation:
         assert ("l", "memory") in fields(issues)
 
     def test_unknown_handles(self):
-        graph = {"nodes": [node("t", "trigger.chat"), node("o", "output")], "edges": [edge("t", "o", "nope", "input"), edge("t", "o", "output", "nah")]}
+        graph = {
+            "nodes": [node("t", "trigger.chat"), node("o", "output")],
+            "edges": [edge("t", "o", "nope", "input"), edge("t", "o", "output", "nah")],
+        }
         assert {("t", "nope"), ("o", "nah")} <= fields(validate(graph))
 
     def test_route_with_no_edge_and_bad_default(self):
@@ -175,7 +189,10 @@ class TestValidation:
         assert ("s", "cron") in found and ("s", "timezone") in found
 
     def test_template_syntax_error(self):
-        graph = {"nodes": [node("t", "trigger.chat"), node("x", "template", template="{{ oops"), node("o", "output")], "edges": [edge("t", "x"), edge("x", "o")]}
+        graph = {
+            "nodes": [node("t", "trigger.chat"), node("x", "template", template="{{ oops"), node("o", "output")],
+            "edges": [edge("t", "x"), edge("x", "o")],
+        }
         assert ("x", "template") in fields(validate(graph))
 
     def test_node_types_all_describe_themselves(self):
@@ -183,8 +200,19 @@ class TestValidation:
 
         names = {t.type for t in all_node_types()}
         assert names >= {
-            "trigger.chat", "trigger.webhook", "trigger.schedule", "trigger.manual", "llm", "llm.model", "router.llm",
-            "router.static", "template", "memory.buffer", "memory.window", "memory.summary", "output",
+            "trigger.chat",
+            "trigger.webhook",
+            "trigger.schedule",
+            "trigger.manual",
+            "llm",
+            "llm.model",
+            "router.llm",
+            "router.static",
+            "template",
+            "memory.buffer",
+            "memory.window",
+            "memory.summary",
+            "output",
         }
         for node_type in all_node_types():
             described = node_type.describe()
@@ -201,7 +229,12 @@ class TestExecution:
         assert result.reply == "hi there"
         assert services.calls == [("a", "m1", [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}])]
         assert [e[:2] for e in services.events] == [
-            ("started", "chat"), ("finished", "chat"), ("started", "a"), ("finished", "a"), ("started", "o"), ("finished", "o"),
+            ("started", "chat"),
+            ("finished", "chat"),
+            ("started", "a"),
+            ("finished", "a"),
+            ("started", "o"),
+            ("finished", "o"),
         ]
 
     def test_router_runs_only_the_chosen_branch(self):
@@ -224,7 +257,13 @@ class TestExecution:
 
     @pytest.mark.parametrize(
         "answer,expected",
-        [("billing", "billing"), (" Billing. ", "billing"), ("The route is: billing", "billing"), ("`other`", "other"), ("nonsense", "other")],
+        [
+            ("billing", "billing"),
+            (" Billing. ", "billing"),
+            ("The route is: billing", "billing"),
+            ("`other`", "other"),
+            ("nonsense", "other"),
+        ],
     )
     def test_choose_route(self, answer, expected):
         from workflows.nodes.router import choose_route
@@ -235,16 +274,22 @@ class TestExecution:
         graph = {
             "nodes": [
                 node("chat", "trigger.chat"),
-                node("r", "router.static", routes=[
-                    {"name": "vip", "match": "payload.tier=gold"},
-                    {"name": "refund", "match": "/refund(s)?\\b/"},
-                    {"name": "hello", "match": "hello"},
-                    {"name": "rest", "match": ""},
-                ], default_route="rest"),
+                node(
+                    "r",
+                    "router.static",
+                    routes=[
+                        {"name": "vip", "match": "payload.tier=gold"},
+                        {"name": "refund", "match": "/refund(s)?\\b/"},
+                        {"name": "hello", "match": "hello"},
+                        {"name": "rest", "match": ""},
+                    ],
+                    default_route="rest",
+                ),
                 *[node(f"t_{n}", "template", template=f"{n}: {{{{ input }}}}") for n in ("vip", "refund", "hello", "rest")],
                 node("o", "output"),
             ],
-            "edges": [edge("chat", "r")] + [edge("r", f"t_{n}", n) for n in ("vip", "refund", "hello", "rest")]
+            "edges": [edge("chat", "r")]
+            + [edge("r", f"t_{n}", n) for n in ("vip", "refund", "hello", "rest")]
             + [edge(f"t_{n}", "o") for n in ("vip", "refund", "hello", "rest")],
         }
         assert run(graph, "any", payload={"tier": "gold"})[0].reply == "vip: any"
@@ -254,7 +299,11 @@ class TestExecution:
 
     def test_template_sees_input_and_payload_but_no_internals(self):
         graph = {
-            "nodes": [node("chat", "trigger.chat"), node("t", "template", template="{{ payload.user.name }} said {{ input|upper }}"), node("o", "output")],
+            "nodes": [
+                node("chat", "trigger.chat"),
+                node("t", "template", template="{{ payload.user.name }} said {{ input|upper }}"),
+                node("o", "output"),
+            ],
             "edges": [edge("chat", "t"), edge("t", "o")],
         }
         assert run(graph, "hi", payload={"user": {"name": "Ann"}})[0].reply == "Ann said HI"
@@ -265,15 +314,23 @@ class TestExecution:
     def test_a_failing_model_fails_the_step_and_the_run(self):
         from workflows.engine.registry import NodeError
 
-        graph = {"nodes": [node("chat", "trigger.chat"), node("a", "llm"), node("o", "output")], "edges": [edge("chat", "a"), edge("a", "o")]}
+        graph = {
+            "nodes": [node("chat", "trigger.chat"), node("a", "llm"), node("o", "output")],
+            "edges": [edge("chat", "a"), edge("a", "o")],
+        }
         with pytest.raises(RunFailed) as failure:
             run(graph, answers={"a": NodeError("model exploded")})
         assert failure.value.node_id == "a" and "exploded" in failure.value.message
 
     def test_only_the_firing_trigger_runs(self):
         graph = {
-            "nodes": [node("chat", "trigger.chat"), node("manual", "trigger.manual"), node("a", "template", template="chat {{ input }}"),
-                      node("b", "template", template="manual {{ input }}"), node("o", "output")],
+            "nodes": [
+                node("chat", "trigger.chat"),
+                node("manual", "trigger.manual"),
+                node("a", "template", template="chat {{ input }}"),
+                node("b", "template", template="manual {{ input }}"),
+                node("o", "output"),
+            ],
             "edges": [edge("chat", "a"), edge("manual", "b"), edge("a", "o"), edge("b", "o")],
         }
         assert run(graph, "x", trigger="manual")[0].reply == "manual x"

@@ -38,8 +38,11 @@ def test_a_worker_killed_mid_turn_finishes_the_turn_exactly_once(require_postgre
     try:
         token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
         answer = pool.submit(
-            httpx.post, f"{base}/api/workflows/{workflow.pk}/chat/", json={"message": "hello"},
-            headers={"Authorization": f"Token {token}"}, timeout=180,
+            httpx.post,
+            f"{base}/api/workflows/{workflow.pk}/chat/",
+            json={"message": "hello"},
+            headers={"Authorization": f"Token {token}"},
+            timeout=180,
         )
         wait_for(first_call.is_set, timeout=60, what="the model call", diagnostics=doomed.output)
         run = Run.objects.get()
@@ -62,6 +65,7 @@ def test_a_worker_killed_mid_turn_finishes_the_turn_exactly_once(require_postgre
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "echo: hello" and run.attempts == 2
     assert [(m.role, m.content) for m in Message.objects.filter(thread=run.thread).order_by("seq")] == [
-        ("user", "hello"), ("assistant", "echo: hello"),
+        ("user", "hello"),
+        ("assistant", "echo: hello"),
     ]
     assert run.steps.count() == 3

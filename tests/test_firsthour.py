@@ -73,7 +73,8 @@ def test_a_provider_without_a_key_is_an_error_unless_it_needs_none(no_keys, make
     keyless = services.provider_create(owner=user, name="OpenAI", kind="openai")
     [problem] = errors_of(make_workflow(plain_graph("gpt-4o-mini", keyless.pk)), "agent")
     assert problem == {
-        "node": "agent", "field": "model",
+        "node": "agent",
+        "field": "model",
         "message": "the provider 'OpenAI' has no API key: add one on the Providers page or set OPENAI_API_KEY",
     }
     keyed = services.provider_create(owner=user, name="OpenAI 2", kind="openai", api_key="sk-stored")
@@ -138,10 +139,13 @@ def test_a_chat_trigger_that_reaches_no_output_is_an_error(make_workflow, api, p
     graph["nodes"] = [n for n in graph["nodes"] if n["id"] != "out"]
     graph["edges"] = [e for e in graph["edges"] if e["target"] != "out"]
     workflow = make_workflow(graph)
-    assert errors_of(workflow, "chat") == [{
-        "node": "chat", "field": "output",
-        "message": "nothing answers a chat message here: connect this trigger (through an LLM) to an Output node",
-    }]
+    assert errors_of(workflow, "chat") == [
+        {
+            "node": "chat",
+            "field": "output",
+            "message": "nothing answers a chat message here: connect this trigger (through an LLM) to an Output node",
+        }
+    ]
     # refused before any token is spent (today's "success" with an empty bubble)
     assert api.post(f"/api/workflows/{workflow['id']}/chat/", {"message": "hi"}, format="json").status_code == 400
     assert fake_llm.requests == []
@@ -151,9 +155,12 @@ def test_a_chat_trigger_is_answered_through_any_branch():
     """An output reached on one route is enough; an output reached only from another trigger is not."""
     graph = {
         "nodes": [
-            node("chat", "trigger.chat"), node("hook", "trigger.webhook"),
+            node("chat", "trigger.chat"),
+            node("hook", "trigger.webhook"),
             node("route", "router.static", routes=[{"name": "a", "match": "a"}, {"name": "b", "match": ""}], default_route="b"),
-            node("t", "template", template="{{ input }}"), node("out", "output"), node("hook_out", "output"),
+            node("t", "template", template="{{ input }}"),
+            node("out", "output"),
+            node("hook_out", "output"),
         ],
         "edges": [edge("chat", "route"), edge("route", "t", "a"), edge("t", "out"), edge("hook", "hook_out")],
     }
@@ -179,7 +186,12 @@ def test_an_invalid_node_is_reported_once_not_again_on_the_nodes_behind_it(make_
 def test_a_resource_edge_of_an_invalid_node_carries_no_flow():
     """An invalid memory attached to an LLM does not make the LLM (or the output behind it) reachable."""
     graph = {
-        "nodes": [node("chat", "trigger.chat"), node("mem", "memory.window", max_messages=0), node("agent", "llm", model="skein-local/smollm2"), node("out", "output")],
+        "nodes": [
+            node("chat", "trigger.chat"),
+            node("mem", "memory.window", max_messages=0),
+            node("agent", "llm", model="skein-local/smollm2"),
+            node("out", "output"),
+        ],
         "edges": [edge("mem", "agent", "memory", "memory"), edge("agent", "out")],
     }
     issues = {(i["node"], i["field"]) for i in validate(graph)}
@@ -339,7 +351,8 @@ def test_the_triggers_say_when_no_beat_has_ticked(api, make_workflow, provider):
     cache.delete(beat.HEARTBEAT_KEY)
     workflow = schedule_trigger(api, make_workflow, provider)
     assert scheduler_of(api, workflow) == {
-        "running": False, "message": "schedules are not running: start Skein with `make run` (its server fires them)",
+        "running": False,
+        "message": "schedules are not running: start Skein with `make run` (its server fires them)",
     }
     with override_settings(FULL_MODE=True):
         assert scheduler_of(api, workflow)["message"] == "schedules are not running: start `make beat` (or the beat service)"
@@ -355,4 +368,3 @@ def test_the_api_docs_load_swagger_ui_from_the_app(client):
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
     assert "cdn.jsdelivr" not in page and "unpkg" not in page and "@latest" not in page
     assert client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js").status_code == 200
-

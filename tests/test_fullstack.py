@@ -28,7 +28,9 @@ def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, dj
     with django_db_blocker.unblock():
         name = connection.settings_dict["NAME"]
     # A short summarization bound, so hung summarizers are given up within the test's patience.
-    with full_stack(name, require_redis, tmp_path_factory.mktemp("fullstack"), concurrency=16, SKEIN_SUMMARY_TIMEOUT_S=SUMMARY_BOUND_S) as running:
+    with full_stack(
+        name, require_redis, tmp_path_factory.mktemp("fullstack"), concurrency=16, SKEIN_SUMMARY_TIMEOUT_S=SUMMARY_BOUND_S
+    ) as running:
         yield running
 
 
@@ -43,8 +45,12 @@ def client(stack, user):
 @pytest.fixture
 def remote_chatbot(client, fake_llm):
     def make(memory=None, summarizer=None):
-        provider = client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}).json()
-        graph = chat_graph(provider["id"], memory=memory, summarizer=summarizer if summarizer is None else {**summarizer, "provider": provider["id"]})
+        provider = client.post(
+            "/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "k"}
+        ).json()
+        graph = chat_graph(
+            provider["id"], memory=memory, summarizer=summarizer if summarizer is None else {**summarizer, "provider": provider["id"]}
+        )
         workflow = client.post("/api/workflows/", json={"name": "full", "graph": graph}).json()
         assert workflow["errors"] == []
         return workflow
@@ -60,7 +66,9 @@ def test_a_chat_turn_runs_on_the_worker(client, remote_chatbot, fake_llm, stack)
     second = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "again", "thread": first.json()["thread"]}).json()
     assert second["reply"] == "echo: again"
     assert fake_llm.requests[-1].messages[1:] == [
-        {"role": "user", "content": "hello"}, {"role": "assistant", "content": "echo: hello"}, {"role": "user", "content": "again"},
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "echo: hello"},
+        {"role": "user", "content": "again"},
     ]
     transcript = client.get(f"/api/threads/{first.json()['thread']}/messages/").json()
     assert [m["content"] for m in transcript] == ["hello", "echo: hello", "again", "echo: again"]
@@ -102,7 +110,12 @@ def test_concurrent_turns_never_summarize_the_same_messages_twice(client, remote
     )
     thread = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "start"}).json()["thread"]
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        list(pool.map(lambda t: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": t, "thread": thread}), [f"m{i}" for i in range(6)]))
+        list(
+            pool.map(
+                lambda t: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": t, "thread": thread}),
+                [f"m{i}" for i in range(6)],
+            )
+        )
     from memory.models import Summarization
 
     covered = list(Summarization.objects.filter(status="ok").values_list("from_seq", "through_seq"))
@@ -134,7 +147,9 @@ def test_one_worker_holds_many_turns_waiting_on_models(client, remote_chatbot, f
     fake_llm.responder = respond
     workflow = remote_chatbot()
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        results = list(pool.map(lambda i: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"t{i}"}).json(), range(6)))
+        results = list(
+            pool.map(lambda i: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"t{i}"}).json(), range(6))
+        )
     assert [r["reply"] for r in results] == ["done"] * 6
     assert peak == 6
 
@@ -145,8 +160,12 @@ def test_a_hundred_messages_at_once_on_one_thread(client, remote_chatbot, fake_l
     thread = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": "m-start"}).json()["thread"]
     texts = [f"m{i:03d}" for i in range(100)]
     with concurrent.futures.ThreadPoolExecutor(100) as pool:
-        answers = list(pool.map(lambda t: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": t, "thread": thread}), texts))
-    assert all(a.status_code == 200 and a.json()["status"] == "succeeded" for a in answers), [a.text for a in answers if a.status_code != 200][:3]
+        answers = list(
+            pool.map(lambda t: client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": t, "thread": thread}), texts)
+        )
+    assert all(a.status_code == 200 and a.json()["status"] == "succeeded" for a in answers), [
+        a.text for a in answers if a.status_code != 200
+    ][:3]
     transcript = [m["content"] for m in client.get(f"/api/threads/{thread}/messages/").json()][2:]
     assert len(transcript) == 200 and len(set(transcript)) == 200
     assert sorted(transcript[0::2]) == texts
@@ -158,7 +177,9 @@ def test_a_hundred_threads_in_parallel_stay_isolated(client, remote_chatbot, fak
 
     def converse(i):
         first = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"I am user {i}"}).json()
-        second = client.post(f"/api/workflows/{workflow['id']}/chat/", json={"message": f"who am I? ({i})", "thread": first["thread"]}).json()
+        second = client.post(
+            f"/api/workflows/{workflow['id']}/chat/", json={"message": f"who am I? ({i})", "thread": first["thread"]}
+        ).json()
         return first["thread"], second
 
     with concurrent.futures.ThreadPoolExecutor(100) as pool:
@@ -172,9 +193,10 @@ def test_a_hundred_threads_in_parallel_stay_isolated(client, remote_chatbot, fak
     seconds = [r for r in fake_llm.requests if r.last_user.startswith("who am I?")]
     assert len(seconds) == 100
     for request in seconds:
-        i = request.last_user[len("who am I? ("):-1]
+        i = request.last_user[len("who am I? (") : -1]
         assert request.messages[1:] == [
-            {"role": "user", "content": f"I am user {i}"}, {"role": "assistant", "content": f"echo: I am user {i}"},
+            {"role": "user", "content": f"I am user {i}"},
+            {"role": "assistant", "content": f"echo: I am user {i}"},
             {"role": "user", "content": f"who am I? ({i})"},
         ]
 
@@ -186,13 +208,22 @@ def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fa
 
     workflow = remote_chatbot(memory={"type": "memory.buffer"})
     for name in ("ada", "grace", "alan"):
-        created = client.post(f"/api/workflows/{workflow['id']}/tests/", json={"name": name, "turns": [
-            {"message": f"I am {name}", "expect": [{"reply_contains": name}]},
-            {"message": "who am I?", "expect": [
-                {"sent_contains": {"node": "agent", "text": f"I am {name}"}},
-                {"sent_excludes": {"node": "agent", "text": "I am " + ("grace" if name != "grace" else "ada")}},
-            ]},
-        ]})
+        created = client.post(
+            f"/api/workflows/{workflow['id']}/tests/",
+            json={
+                "name": name,
+                "turns": [
+                    {"message": f"I am {name}", "expect": [{"reply_contains": name}]},
+                    {
+                        "message": "who am I?",
+                        "expect": [
+                            {"sent_contains": {"node": "agent", "text": f"I am {name}"}},
+                            {"sent_excludes": {"node": "agent", "text": "I am " + ("grace" if name != "grace" else "ada")}},
+                        ],
+                    },
+                ],
+            },
+        )
         assert created.status_code == 201, created.text
     started = client.post(f"/api/workflows/{workflow['id']}/tests/run/", json={})
     assert started.status_code == 202, started.text
@@ -212,7 +243,10 @@ def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fa
 
     # The gate: publishing waits for the worker to run the tests, and refuses on a failure.
     client.patch(f"/api/workflows/{workflow['id']}/tests/settings/", json={"publish_requires_passing": True})
-    client.post(f"/api/workflows/{workflow['id']}/tests/", json={"name": "speaks french", "turns": [{"message": "hi", "expect": [{"reply_contains": "bonjour"}]}]})
+    client.post(
+        f"/api/workflows/{workflow['id']}/tests/",
+        json={"name": "speaks french", "turns": [{"message": "hi", "expect": [{"reply_contains": "bonjour"}]}]},
+    )
     refused = client.post(f"/api/workflows/{workflow['id']}/publish/")
     assert refused.status_code == 400 and [f["name"] for f in refused.json()["failures"]] == ["speaks french"], refused.text
     assert client.get(f"/api/workflows/{workflow['id']}/").json()["published_version"] is None
@@ -230,6 +264,8 @@ def test_a_conversation_test_suite_runs_on_the_worker(client, remote_chatbot, fa
         return received <= ended
 
     wait_for(worker_idle, timeout=60, what="the worker to end its tasks", diagnostics=stack["worker"].output)
+
+
 def test_ten_hung_summarizations_never_delay_a_healthy_one_on_the_worker(client, remote_chatbot, fake_llm):
     """Ten workflows whose summarizer hangs, beside one whose summarizer answers, all on one worker:
     the healthy one summarizes at once; the hung ones fall back at the bound, and no request

@@ -15,8 +15,20 @@ from tests.graphs import chat_graph
 from workflows.engine.graph import GraphShapeError
 from workflows.engine.validation import validate
 
-NODE_TYPES = ["trigger.chat", "llm", "router.llm", "router.static", "template", "output", "memory.summary", "memory.window",
-              "llm.model", "trigger.schedule", "nonsense", ""]
+NODE_TYPES = [
+    "trigger.chat",
+    "llm",
+    "router.llm",
+    "router.static",
+    "template",
+    "output",
+    "memory.summary",
+    "memory.window",
+    "llm.model",
+    "trigger.schedule",
+    "nonsense",
+    "",
+]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
@@ -25,15 +37,28 @@ json_values = st.recursive(
 ids = st.sampled_from(["a", "b", "c", "d", "e"]) | st.text(max_size=5)
 nodes = st.fixed_dictionaries(
     {"id": ids, "type": st.sampled_from(NODE_TYPES)},
-    optional={"data": st.dictionaries(st.sampled_from(["model", "routes", "template", "max_messages", "keep_last", "llm_source", "history", "x"]), json_values, max_size=4) | json_values,
-              "position": json_values},
+    optional={
+        "data": st.dictionaries(
+            st.sampled_from(["model", "routes", "template", "max_messages", "keep_last", "llm_source", "history", "x"]),
+            json_values,
+            max_size=4,
+        )
+        | json_values,
+        "position": json_values,
+    },
 )
 edges = st.fixed_dictionaries(
     {"source": ids, "target": ids},
-    optional={"sourceHandle": st.sampled_from(["output", "memory", "llm", "messages", "x"]) | json_values,
-              "targetHandle": st.sampled_from(["input", "memory", "llm", "set_history", "y"]) | json_values, "id": json_values},
+    optional={
+        "sourceHandle": st.sampled_from(["output", "memory", "llm", "messages", "x"]) | json_values,
+        "targetHandle": st.sampled_from(["input", "memory", "llm", "set_history", "y"]) | json_values,
+        "id": json_values,
+    },
 )
-graphs = st.fixed_dictionaries({"nodes": st.lists(nodes | json_values, max_size=6), "edges": st.lists(edges | json_values, max_size=6)}) | json_values
+graphs = (
+    st.fixed_dictionaries({"nodes": st.lists(nodes | json_values, max_size=6), "edges": st.lists(edges | json_values, max_size=6)})
+    | json_values
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -111,7 +136,9 @@ def test_login_attempts_are_rate_limited(user):
 @pytest.mark.django_db(transaction=True)
 def test_provider_keys_appear_in_no_answer_and_no_log(api, make_workflow, fake_llm, caplog):
     secret = "sk-test-SUPERSECRET-0123456789"
-    provider = api.post("/api/providers/", {"name": "p", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": secret}, format="json").json()
+    provider = api.post(
+        "/api/providers/", {"name": "p", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": secret}, format="json"
+    ).json()
     workflow = make_workflow(chat_graph(provider["id"]))
     fake_llm.responder = lambda request: Reply(status=401, text="Incorrect API key provided")
     caplog.set_level(logging.DEBUG)
@@ -139,8 +166,13 @@ def _nested(depth: int, opener: str) -> str:
 def test_deeply_nested_bodies_are_a_400_never_a_500(api, chatbot, depth, opener):
     cache.clear()
     body = _nested(depth, opener)
-    for client, path in ((APIClient(), "/api/auth/token/"), (APIClient(), "/api/auth/login/"), (api, "/api/workflows/"),
-                         (api, f"/api/workflows/{chatbot['id']}/chat/"), (api, "/api/providers/")):
+    for client, path in (
+        (APIClient(), "/api/auth/token/"),
+        (APIClient(), "/api/auth/login/"),
+        (api, "/api/workflows/"),
+        (api, f"/api/workflows/{chatbot['id']}/chat/"),
+        (api, "/api/providers/"),
+    ):
         response = client.generic("POST", path, body, content_type="application/json")
         assert response.status_code == 400 and "nested deeper" in response.json()["detail"], (path, response.status_code)
 

@@ -88,8 +88,19 @@ class RedisServer:
         return self.processes[-1]
 
     def start(self) -> None:
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--dir", str(self.directory)]
+        args = [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.directory),
+        ]
         self.processes.append(Process(f"redis-{len(self.processes) + 1}", args, dict(os.environ), self.directory))
         wait_for(lambda: self.ping() or not self.process.alive(), timeout=30, what="redis-server to start", diagnostics=self.process.output)
         assert self.process.alive(), self.process.output()
@@ -288,11 +299,19 @@ def test_redis_restarted_while_turns_are_in_flight(require_postgres, private_red
             private_redis.kill()
             gate.release("a-")  # these turns end while Redis is gone
             waiting["c-during"] = site.send("c-during")  # and a message arrives meanwhile
-            wait_for(lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()), timeout=60,
-                     what="the turns that end during the outage", diagnostics=diagnostics)
+            wait_for(
+                lambda: all(r.is_done for r in runs_of(workflow.pk, "a-new", "a-t1").values()),
+                timeout=60,
+                what="the turns that end during the outage",
+                diagnostics=diagnostics,
+            )
             wait_for(lambda: runs_of(workflow.pk, "c-during"), timeout=60, what="the message sent during the outage")
-            wait_for(lambda: "Connection to broker lost" in whole_log(stack["worker"]), timeout=30, what="the worker to notice",
-                     diagnostics=diagnostics)
+            wait_for(
+                lambda: "Connection to broker lost" in whole_log(stack["worker"]),
+                timeout=30,
+                what="the worker to notice",
+                diagnostics=diagnostics,
+            )
             private_redis.start()  # the same port, empty
             gate.release("b-")
 
@@ -372,8 +391,13 @@ def test_database_connections_dropped_mid_turn(require_postgres, require_redis, 
             assert terminate_other_backends() >= 1  # the sessions kept for later turns and requests
             gate.release()
 
-            wait_for(lambda: not unfinished(workflow.pk), timeout=60, interval=0.5,
-                     what=f"every run to end: {unfinished(workflow.pk)}", diagnostics=diagnostics)
+            wait_for(
+                lambda: not unfinished(workflow.pk),
+                timeout=60,
+                interval=0.5,
+                what=f"every run to end: {unfinished(workflow.pk)}",
+                diagnostics=diagnostics,
+            )
             runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
             assert set(runs) == {"first one", "held-t1-queued"} | in_flight
             assert all(run.status == Run.Status.SUCCEEDED for run in runs.values()), {r.input: r.error for r in runs.values()}
@@ -593,9 +617,7 @@ WORKER_APP_NAME = "skein-test-worker"
 def worker_sessions() -> list[str]:
     """The states of the worker's PostgreSQL sessions on the test database (its PGAPPNAME)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT state FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s", [WORKER_APP_NAME]
-        )
+        cursor.execute("SELECT state FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s", [WORKER_APP_NAME])
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -621,8 +643,12 @@ def test_turns_waiting_on_a_hung_model_hold_no_database_connection(require_postg
         waiting["hung-queued"] = site.send("hung-queued", t1)  # behind hung-0 on its thread
         wait_for(lambda: runs_of(workflow.pk, "hung-queued"), timeout=60, what="the queued run")
         # the turns' short writes are over: every session the worker has open is idle in its pool
-        sessions = wait_for(lambda: (s := worker_sessions()) and set(s) == {"idle"} and s, timeout=10, what="idle sessions",
-                            diagnostics=lambda: str(worker_sessions()))
+        sessions = wait_for(
+            lambda: (s := worker_sessions()) and set(s) == {"idle"} and s,
+            timeout=10,
+            what="idle sessions",
+            diagnostics=lambda: str(worker_sessions()),
+        )
         assert len(sessions) <= 2, sessions
         assert Run.objects.filter(workflow_id=workflow.pk, status=Run.Status.RUNNING).count() == 12
 
@@ -657,7 +683,9 @@ def sessions_of(application_name: str) -> int:
 
 
 @full_stack_test
-def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(require_postgres, require_redis, user, provider, fake_llm, tmp_path):
+def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(
+    require_postgres, require_redis, user, provider, fake_llm, tmp_path
+):
     """300 chat requests wait at once on one daphne process (16 turns at a held model, the rest
     queued on the worker): daphne serves them with a handful of threads and at most its pool's
     four database connections, and every caller gets its own reply once the model answers."""
@@ -676,6 +704,7 @@ def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(requ
     async def callers():
         limits = httpx.Limits(max_connections=300, max_keepalive_connections=0)
         async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits) as http:
+
             async def call(i):
                 try:
                     answers[i] = await http.post(f"/api/workflows/{workflow.pk}/chat/", json={"message": f"many-{i}"})
@@ -688,6 +717,7 @@ def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(requ
     calling.start()
     peak = {"sessions": 0, "arriving threads": 0, "waiting threads": 0}
     try:
+
         def all_waiting():
             peak["arriving threads"] = max(peak["arriving threads"], process_threads(web.proc.pid))
             peak["sessions"] = max(peak["sessions"], sessions_of(WEB_APP_NAME))

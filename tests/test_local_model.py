@@ -82,10 +82,14 @@ def test_generations_are_serialized_across_threads():
 
     model._generate_lock = Counting()
     try:
+
         def ask(question):
             try:
-                results.append(llm.complete(ModelRef(model="smollm2", temperature=0, max_tokens=6), local_provider(),
-                                            [{"role": "user", "content": question}]))
+                results.append(
+                    llm.complete(
+                        ModelRef(model="smollm2", temperature=0, max_tokens=6), local_provider(), [{"role": "user", "content": question}]
+                    )
+                )
             except Exception as exc:  # pragma: no cover - reported below
                 errors.append(exc)
 

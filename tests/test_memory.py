@@ -63,7 +63,7 @@ def test_window_by_tokens_drops_the_oldest_until_it_fits(make_workflow, provider
     sent = agent_requests(fake_llm)[-1].messages[1:-1]
     assert sum(count_message(m["role"], m["content"]) for m in sent) <= 20
     history = [u("alpha beta gamma"), a("echo: alpha beta gamma"), u("delta"), a("echo: delta")]
-    assert sent == history[len(history) - len(sent):] and 0 < len(sent) < len(history)
+    assert sent == history[len(history) - len(sent) :] and 0 < len(sent) < len(history)
 
 
 def summarizing_workflow(make_workflow, provider, **memory):
@@ -103,11 +103,21 @@ def test_summary_memory_summarizes_at_the_threshold_and_keeps_the_newest(make_wo
 
     # turn 4: summary of m1..m2 (4 messages) + the newest 2 + the input
     assert agent_requests(fake_llm)[3].messages == [
-        SYSTEM, {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"}, u("m3"), a("echo: m3"), u("m4"),
+        SYSTEM,
+        {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"},
+        u("m3"),
+        a("echo: m3"),
+        u("m4"),
     ]
     # turn 5: the summary is reused, not recomputed; the kept history grows
     assert agent_requests(fake_llm)[4].messages == [
-        SYSTEM, {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"}, u("m3"), a("echo: m3"), u("m4"), a("echo: m4"), u("m5"),
+        SYSTEM,
+        {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"},
+        u("m3"),
+        a("echo: m3"),
+        u("m4"),
+        a("echo: m4"),
+        u("m5"),
     ]
     record = Summarization.objects.get()
     assert (record.status, record.model, record.message_count, record.from_seq, record.through_seq) == ("ok", "cheap-model", 4, 1, 4)
@@ -132,7 +142,11 @@ def test_summary_is_extended_with_the_previous_summary(make_workflow, provider, 
     # the second summarization folds in only what the first did not cover, and keeps the newest 2
     assert new_user_lines(second) == ["m3", "m4"]
     assert agent_requests(fake_llm)[-1].messages == [
-        SYSTEM, {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"}, u("m5"), a("echo: m5"), u("m6"),
+        SYSTEM,
+        {"role": "system", "content": SUMMARY_PREFIX + "SUMMARY(2 user msgs)"},
+        u("m5"),
+        a("echo: m5"),
+        u("m6"),
     ]
 
 
@@ -159,7 +173,14 @@ def test_a_hanging_summarizer_falls_back_to_the_whole_history_with_a_warning(mak
     assert len(last["warnings"]) == 1 and last["warnings"][0]["node"] == "mem"
     assert "summarization failed" in last["warnings"][0]["message"]
     assert agent_requests(fake_llm)[-1].messages == [
-        SYSTEM, u("m1"), a("echo: m1"), u("m2"), a("echo: m2"), u("m3"), a("echo: m3"), u("m4"),
+        SYSTEM,
+        u("m1"),
+        a("echo: m1"),
+        u("m2"),
+        a("echo: m2"),
+        u("m3"),
+        a("echo: m3"),
+        u("m4"),
     ]
     assert api.get(f"/api/runs/{last['run']}/").json()["warnings"] == last["warnings"]
     assert Summarization.objects.get().status == "failed"
@@ -208,25 +229,36 @@ def two_agents(provider_id, memory_a, memory_b):
         node("mem_a", memory_a.pop("type"), **memory_a),
         node("mem_b", memory_b.pop("type"), **memory_b),
     ]
-    edges = [edge("chat", "first"), edge("first", "second"), edge("second", "out"),
-             edge("mem_a", "first", "memory", "memory"), edge("mem_b", "second", "memory", "memory")]
+    edges = [
+        edge("chat", "first"),
+        edge("first", "second"),
+        edge("second", "out"),
+        edge("mem_a", "first", "memory", "memory"),
+        edge("mem_b", "second", "memory", "memory"),
+    ]
     return {"nodes": nodes, "edges": edges}
 
 
 def test_node_history_holds_the_nodes_own_inputs_and_outputs(make_workflow, provider, chat, fake_llm):
     fake_llm.responder = lambda r: Reply(text=f"{r.model}({r.last_user})")
-    workflow = make_workflow(two_agents(provider.pk, {"type": "memory.buffer", "history": "node"}, {"type": "memory.buffer", "history": "node"}))
+    workflow = make_workflow(
+        two_agents(provider.pk, {"type": "memory.buffer", "history": "node"}, {"type": "memory.buffer", "history": "node"})
+    )
     assert workflow["errors"] == []
     converse(chat, workflow["id"], ["hi", "again"])
     second_calls = fake_llm.requests_for("second-model")
     # the second node saw its own previous input (the first node's output) and its own output
     assert second_calls[-1].messages == [
         {"role": "system", "content": "second"},
-        u("first-model(hi)"), a("second-model(first-model(hi))"),
+        u("first-model(hi)"),
+        a("second-model(first-model(hi))"),
         u("first-model(again)"),
     ]
     assert fake_llm.requests_for("first-model")[-1].messages == [
-        {"role": "system", "content": "first"}, u("hi"), a("first-model(hi)"), u("again"),
+        {"role": "system", "content": "first"},
+        u("hi"),
+        a("first-model(hi)"),
+        u("again"),
     ]
 
 
@@ -237,7 +269,10 @@ def test_named_history_is_shared_and_updated_immediately(make_workflow, provider
     converse(chat, workflow["id"], ["hi"])
     # within the same turn, the second node already sees what the first added
     assert fake_llm.requests_for("second-model")[0].messages == [
-        {"role": "system", "content": "second"}, u("hi"), a("first-model(hi)"), u("first-model(hi)"),
+        {"role": "system", "content": "second"},
+        u("hi"),
+        a("first-model(hi)"),
+        u("first-model(hi)"),
     ]
     assert HistoryMessage.objects.filter(history__kind="named", history__name="team").count() == 4
 
@@ -250,12 +285,27 @@ def test_router_node_history_records_the_route_it_chose(make_workflow, provider,
     graph = {
         "nodes": [
             node("chat", "trigger.chat"),
-            node("router", "router.llm", model="router-model", provider=provider.pk, routes=[{"name": "sales"}, {"name": "support"}], default_route="support"),
+            node(
+                "router",
+                "router.llm",
+                model="router-model",
+                provider=provider.pk,
+                routes=[{"name": "sales"}, {"name": "support"}],
+                default_route="support",
+            ),
             node("rmem", "memory.buffer", history="node"),
-            node("sales", "template", template="S"), node("support", "template", template="T"), node("out", "output"),
+            node("sales", "template", template="S"),
+            node("support", "template", template="T"),
+            node("out", "output"),
         ],
-        "edges": [edge("chat", "router"), edge("router", "sales", "sales"), edge("router", "support", "support"),
-                  edge("sales", "out"), edge("support", "out"), edge("rmem", "router", "memory", "memory")],
+        "edges": [
+            edge("chat", "router"),
+            edge("router", "sales", "sales"),
+            edge("router", "support", "support"),
+            edge("sales", "out"),
+            edge("support", "out"),
+            edge("rmem", "router", "memory", "memory"),
+        ],
     }
     workflow = make_workflow(graph)
     converse(chat, workflow["id"], ["buy", "more"])
@@ -287,9 +337,12 @@ def test_set_history_replaces_and_resets_the_summary(make_workflow, provider, ch
 
 def test_emit_messages_sends_the_context_downstream(make_workflow, provider, chat):
     graph = {
-        "nodes": [node("chat", "trigger.chat"), node("mem", "memory.window", max_messages=2, emit_messages=True),
-                  node("t", "template", template="{{ messages|length }} earlier; last: {{ messages[-1].content if messages else '-' }}"),
-                  node("out", "output")],
+        "nodes": [
+            node("chat", "trigger.chat"),
+            node("mem", "memory.window", max_messages=2, emit_messages=True),
+            node("t", "template", template="{{ messages|length }} earlier; last: {{ messages[-1].content if messages else '-' }}"),
+            node("out", "output"),
+        ],
         "edges": [edge("chat", "t"), edge("mem", "t", "messages", "input"), edge("t", "out")],
     }
     workflow = make_workflow(graph)

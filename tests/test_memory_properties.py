@@ -63,7 +63,7 @@ def test_a_window_never_sends_more_than_k_and_sends_the_newest(workflow, message
     history = fresh_history(workflow, messages)
     kept = rows(plan(spec("memory.window", max_messages=k), history).kept)
     assert len(kept) == min(k, len(messages))
-    assert kept == stored(history)[len(messages) - len(kept):]
+    assert kept == stored(history)[len(messages) - len(kept) :]
 
 
 @PROPERTY
@@ -73,7 +73,7 @@ def test_a_token_window_fits_its_limit_and_is_as_long_as_it_can_be(workflow, mes
     kept = rows(plan(spec("memory.window", max_tokens=limit), history).kept)
     everything = stored(history)
     assert sum(m["token_count"] for m in kept) <= limit
-    assert kept == everything[len(everything) - len(kept):]
+    assert kept == everything[len(everything) - len(kept) :]
     if len(kept) < len(everything):  # the next older message would not have fitted
         assert sum(m["token_count"] for m in kept) + everything[-len(kept) - 1]["token_count"] > limit
 
@@ -145,4 +145,4 @@ def test_replacements_and_summaries_meet_every_due_summary_is_kept_and_extended(
             due = after
         assert len(due.kept) < max_messages
         live = [m["seq"] for m in stored(history) if m["seq"] > history.replaced_through]
-        assert [m["seq"] for m in due.kept] == live[len(live) - len(due.kept):]
+        assert [m["seq"] for m in due.kept] == live[len(live) - len(due.kept) :]

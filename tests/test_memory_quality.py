@@ -103,16 +103,21 @@ def test_a_changed_fact_supersedes_the_old_statement_and_the_newest_wins():
     # A repeat is kept once, as the newest. A change in another shape that names no old value stays
     # beside the old statement, newest last: the new value is there, so nothing is stale.
     notes = notes_merge(notes, ["I live in Braga now.", "My name is Alice."])
-    assert notes == ["I moved from Lisbon to Porto last month.", "My favourite colour is amber now.", "I live in Braga now.",
-                     "My name is Alice."]
+    assert notes == [
+        "I moved from Lisbon to Porto last month.",
+        "My favourite colour is amber now.",
+        "I live in Braga now.",
+        "My name is Alice.",
+    ]
     assert score("\n".join(notes), [Fact("city", "Braga", "", old="Porto")]).stale == 0
     assert notes_merge(notes, ["I live in Faro."])[-2:] == ["My name is Alice.", "I live in Faro."]  # same subject
     assert "I live in Braga now." not in notes_merge(notes, ["I live in Faro."])
 
 
 def test_unrelated_statements_are_all_kept_and_the_notes_are_bounded():
-    notes = notes_merge([], ["I have a dog named Biscuit.", "I have a sister, Marisol.", "I'm allergic to peanuts.",
-                             "I'm also allergic to cats."])
+    notes = notes_merge(
+        [], ["I have a dog named Biscuit.", "I have a sister, Marisol.", "I'm allergic to peanuts.", "I'm also allergic to cats."]
+    )
     assert len(notes) == 4
     many = notes_merge([], [f"My locker number {i} is {1000 + i}." for i in range(MAX_NOTES + 5)])
     assert len(many) == MAX_NOTES and many[-1] == f"My locker number {MAX_NOTES + 4} is {1000 + MAX_NOTES + 4}."
@@ -131,10 +136,13 @@ def test_the_summary_extends_the_previous_one_without_echoed_scaffolding():
     second_batch = [user("I moved from Lisbon to Porto."), assistant("Nice!"), user("Tell me a joke?")]
     request = summary_request(prompt=DEFAULT_SUMMARY_PROMPT, previous_summary=first, messages=second_batch)
     assert first in request[1]["content"]  # the previous summary goes with the request
-    second = summary_from_reply(previous_summary=first, reply="They asked for a joke.", messages=second_batch,
-                                prompt=DEFAULT_SUMMARY_PROMPT, request=request)
-    assert summary_parts(second) == (["My name is Alice.", "I moved from Lisbon to Porto."],
-                                     ["The user introduced themselves.", "They asked for a joke."])
+    second = summary_from_reply(
+        previous_summary=first, reply="They asked for a joke.", messages=second_batch, prompt=DEFAULT_SUMMARY_PROMPT, request=request
+    )
+    assert summary_parts(second) == (
+        ["My name is Alice.", "I moved from Lisbon to Porto."],
+        ["The user introduced themselves.", "They asked for a joke."],
+    )
 
 
 def test_a_users_own_prompt_gets_the_transcript_and_writes_the_narrative():
@@ -143,6 +151,11 @@ def test_a_users_own_prompt_gets_the_transcript_and_writes_the_narrative():
     request = summary_request(prompt=prompt, previous_summary="Alice a dit bonjour.", messages=messages)
     assert request[0]["content"] == prompt
     assert "Alice a dit bonjour." in request[1]["content"] and "assistant: Bonjour Alice" in request[1]["content"]
-    text = summary_from_reply(previous_summary="Alice a dit bonjour.", reply="Alice s'est présentée.\nElle parle français.",
-                              messages=messages, prompt=prompt, request=request)
+    text = summary_from_reply(
+        previous_summary="Alice a dit bonjour.",
+        reply="Alice s'est présentée.\nElle parle français.",
+        messages=messages,
+        prompt=prompt,
+        request=request,
+    )
     assert summary_parts(text) == (["My name is Alice."], ["Alice s'est présentée.", "Elle parle français."])

@@ -81,9 +81,15 @@ def test_a_summary_made_after_a_replacement_is_saved_and_extended(make_workflow,
 
 def set_history_graph(provider_id, history="global"):
     """chat -> template (renders a list of messages) -> mem.set_history, and chat -> agent reading mem."""
-    graph = chat_graph(provider_id, memory={"type": "memory.buffer", "history": history, **({"name": "shared"} if history == "named" else {})})
+    graph = chat_graph(
+        provider_id, memory={"type": "memory.buffer", "history": history, **({"name": "shared"} if history == "named" else {})}
+    )
     graph["nodes"].append(
-        node("load", "template", template='[{"role": "user", "content": "loaded for {{ input }}"}, {"role": "assistant", "content": "noted"}]')
+        node(
+            "load",
+            "template",
+            template='[{"role": "user", "content": "loaded for {{ input }}"}, {"role": "assistant", "content": "noted"}]',
+        )
     )
     graph["edges"] += [edge("chat", "load"), edge("load", "mem", "output", "set_history")]
     return graph
@@ -98,7 +104,10 @@ def test_set_history_fed_in_the_same_run_is_replaced_before_its_reader_runs(make
     # the reader's own exchange is recorded on top of the replacement
     [memory] = api.get(f"/api/threads/{first['thread']}/memory/").json()
     assert [(m["role"], m["content"]) for m in memory["messages"]] == [
-        ("user", "loaded for q1"), ("assistant", "noted"), ("user", "q1"), ("assistant", "echo: q1"),
+        ("user", "loaded for q1"),
+        ("assistant", "noted"),
+        ("user", "q1"),
+        ("assistant", "echo: q1"),
     ]
     chat(workflow["id"], "q2", thread=first["thread"])
     assert agent_requests(fake_llm)[-1].messages == [SYSTEM, u("loaded for q2"), a("noted"), u("q2")]
@@ -113,14 +122,18 @@ def test_a_webhook_loads_a_history_and_asks_a_question_in_one_call(api, make_wor
             node("agent", "llm", model="agent-model", provider=provider.pk, system_prompt="You are a test bot."),
             node("out", "output"),
         ],
-        "edges": [edge("hook", "load"), edge("load", "mem", "output", "set_history"), edge("hook", "agent"),
-                  edge("mem", "agent", "memory", "memory"), edge("agent", "out")],
+        "edges": [
+            edge("hook", "load"),
+            edge("load", "mem", "output", "set_history"),
+            edge("hook", "agent"),
+            edge("mem", "agent", "memory", "memory"),
+            edge("agent", "out"),
+        ],
     }
     workflow = make_workflow(graph)
     assert workflow["errors"] == [] and api.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
     url = api.get(f"/api/workflows/{workflow['id']}/").json()["triggers"][0]["webhook_url"].replace("http://testserver", "")
-    body = {"message": "What is my order number?", "thread": "customer-9",
-            "history": [u("My order is 4711."), a("Thanks, noted.")]}
+    body = {"message": "What is my order number?", "thread": "customer-9", "history": [u("My order is 4711."), a("Thanks, noted.")]}
     response = api.post(url + "?wait=1", body, format="json")
     assert response.status_code == 200 and response.json()["reply"] == "echo: What is my order number?"
     assert agent_requests(fake_llm)[-1].messages == [SYSTEM, u("My order is 4711."), a("Thanks, noted."), u("What is my order number?")]
@@ -314,8 +327,13 @@ def test_two_models_reading_one_history_each_count_it_once(make_workflow, provid
             node("mem_a", "memory.window", **named),
             node("mem_b", "memory.window", **named),
         ],
-        "edges": [edge("chat", "first"), edge("first", "second"), edge("second", "out"),
-                  edge("mem_a", "first", "memory", "memory"), edge("mem_b", "second", "memory", "memory")],
+        "edges": [
+            edge("chat", "first"),
+            edge("first", "second"),
+            edge("second", "out"),
+            edge("mem_a", "first", "memory", "memory"),
+            edge("mem_b", "second", "memory", "memory"),
+        ],
     }
     workflow = make_workflow(graph)
     counted_per_turn = []
@@ -413,13 +431,17 @@ def test_an_edited_summary_is_what_the_model_sees_next_and_stays_covering(make_w
     edited = api.patch(url, {"summary": "The user is Alice, who lives in Lisbon with a cat named Pixel."}, format="json")
     assert edited.status_code == 200, edited.content
     body = edited.json()
-    assert body["summary"] == "The user is Alice, who lives in Lisbon with a cat named Pixel." and body["summary_through"] == before["summary_through"]
+    assert (
+        body["summary"] == "The user is Alice, who lives in Lisbon with a cat named Pixel."
+        and body["summary_through"] == before["summary_through"]
+    )
     summary_message = body["messages"][0]
     assert summary_message["content"] == SUMMARY_PREFIX + "The user is Alice, who lives in Lisbon with a cat named Pixel."
     assert summary_message["token_count"] != before["messages"][0]["token_count"]  # recounted
     chat(workflow["id"], "m4", thread=thread)  # a summarization is due: it extends the edited text
-    assert "Summary so far:\nThe user is Alice, who lives in Lisbon with a cat named Pixel." in (
-        fake_llm.requests_for("cheap-model")[-1].messages[1]["content"]
+    assert (
+        "Summary so far:\nThe user is Alice, who lives in Lisbon with a cat named Pixel."
+        in (fake_llm.requests_for("cheap-model")[-1].messages[1]["content"])
     )
 
 

@@ -201,7 +201,9 @@ def test_spans_are_exported_over_otlp_when_the_endpoint_is_set():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "OTEL_SERVICE_NAME": "skein-test",
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "OTEL_SERVICE_NAME": "skein-test",
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
     }
     script = (

@@ -25,7 +25,9 @@ def bot(api, make_workflow, provider):
     workflow = make_workflow(chat_graph(provider.pk, system_prompt="Published prompt.", memory={"type": "memory.buffer"}))
     assert api.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
     draft = chat_graph(provider.pk, system_prompt="Draft prompt.", memory={"type": "memory.buffer"})
-    assert api.put(f"/api/workflows/{workflow['id']}/", {"graph": draft, "revision": workflow["revision"]}, format="json").status_code == 200
+    assert (
+        api.put(f"/api/workflows/{workflow['id']}/", {"graph": draft, "revision": workflow["revision"]}, format="json").status_code == 200
+    )
     return str(workflow["id"])
 
 
@@ -70,7 +72,8 @@ def test_a_stateless_client_seeds_a_new_thread_and_a_keyed_one_continues(oai, bo
     # the client's conversation is the model's history (its system message is not: the workflow's is)
     assert sent(fake_llm) == [
         {"role": "system", "content": "Published prompt."},
-        {"role": "user", "content": "My name is Ann."}, {"role": "assistant", "content": "Hello Ann!"},
+        {"role": "user", "content": "My name is Ann."},
+        {"role": "assistant", "content": "Hello Ann!"},
         {"role": "user", "content": "What is my name?"},
     ]
     key = first.headers["X-Skein-Thread"]
@@ -85,8 +88,10 @@ def test_a_stateless_client_seeds_a_new_thread_and_a_keyed_one_continues(oai, bo
     second = oai.chat.completions.with_raw_response.create(model=bot, messages=again, extra_headers={"X-Skein-Thread": key})
     assert second.headers["X-Skein-Thread"] == key and second.parse().choices[0].message.content == "echo: And now?"
     assert sent(fake_llm)[1:] == [
-        {"role": "user", "content": "My name is Ann."}, {"role": "assistant", "content": "Hello Ann!"},
-        {"role": "user", "content": "What is my name?"}, {"role": "assistant", "content": "echo: What is my name?"},
+        {"role": "user", "content": "My name is Ann."},
+        {"role": "assistant", "content": "Hello Ann!"},
+        {"role": "user", "content": "What is my name?"},
+        {"role": "assistant", "content": "echo: What is my name?"},
         {"role": "user", "content": "And now?"},
     ]
     assert Thread.objects.filter(workflow_id=int(bot)).count() == 1
@@ -207,13 +212,22 @@ def test_other_bad_requests_never_answer_500(raw, bot, oai):
         raw.post("/v1/chat/completions", json=[1, 2]),
         raw.post("/v1/chat/completions", content=b"\xff\xfe", headers={"Content-Type": "application/json"}),
         raw.post("/v1/chat/completions?version=abc", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}),
-        raw.post("/v1/chat/completions", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}, headers={"X-Skein-Thread": "x" * 201}),
+        raw.post(
+            "/v1/chat/completions",
+            json={"model": bot, "messages": [{"role": "user", "content": "hi"}]},
+            headers={"X-Skein-Thread": "x" * 201},
+        ),
     ]
     assert [r.status_code for r in cases] == [400] * 6, [r.text for r in cases]
     assert all(set(r.json()["error"]) == {"message", "type", "param", "code"} for r in cases)
     assert raw.get("/v1/chat/completions").status_code == 405
     assert raw.get("/v1/embeddings").status_code == 404 and raw.get("/v1/embeddings").json()["error"]["code"] == "unknown_url"
-    assert raw.post("/v1/chat/completions?version=9", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}).json()["error"]["code"] == "version_not_found"
+    assert (
+        raw.post("/v1/chat/completions?version=9", json={"model": bot, "messages": [{"role": "user", "content": "hi"}]}).json()["error"][
+            "code"
+        ]
+        == "version_not_found"
+    )
 
 
 def test_callers_may_pin_a_published_version(api, oai, bot, fake_llm):
@@ -221,7 +235,9 @@ def test_callers_may_pin_a_published_version(api, oai, bot, fake_llm):
     assert api.post(f"/api/workflows/{bot}/publish/").status_code == 201  # version 2: the draft prompt
     oai.chat.completions.create(model=bot, messages=[{"role": "user", "content": "live"}])
     assert sent(fake_llm)[0]["content"] == "Draft prompt."
-    pinned = oai.chat.completions.with_raw_response.create(model=bot, messages=[{"role": "user", "content": "old"}], extra_query={"version": 1})
+    pinned = oai.chat.completions.with_raw_response.create(
+        model=bot, messages=[{"role": "user", "content": "old"}], extra_query={"version": 1}
+    )
     assert sent(fake_llm)[0]["content"] == "Published prompt." and pinned.headers["X-Skein-Version"] == "1"
     oai.chat.completions.create(model=bot, messages=[{"role": "user", "content": "old"}], extra_headers={"X-Skein-Version": "1"})
     assert sent(fake_llm)[0]["content"] == "Published prompt."
@@ -246,7 +262,11 @@ def test_whatever_the_body_the_answer_is_openai_shaped_and_never_a_500(raw, bot,
     )
     @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     def check(changes, message):
-        body = {"model": bot, "messages": [{"role": "user", "content": "hi"}, message] if message else [{"role": "user", "content": "hi"}], **changes}
+        body = {
+            "model": bot,
+            "messages": [{"role": "user", "content": "hi"}, message] if message else [{"role": "user", "content": "hi"}],
+            **changes,
+        }
         response = raw.post("/v1/chat/completions", json=body)
         seen.add(response.status_code)
         assert response.status_code < 500, (body, response.status_code, response.text[:300])

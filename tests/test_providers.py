@@ -170,10 +170,16 @@ def test_run_cost_adds_up_over_steps(api, make_workflow, chat, fake_llm):
         if node["type"] == "router.static":
             node["type"] = "router.llm"
             node["data"] = {
-                "model": "gpt-4o-mini", "provider": openai["id"], "default_route": "general",
+                "model": "gpt-4o-mini",
+                "provider": openai["id"],
+                "default_route": "general",
                 "routes": [{"name": "billing", "description": "billing questions"}, {"name": "general", "description": "the rest"}],
             }
-    fake_llm.responder = lambda request: Reply(text="billing", prompt_tokens=100, completion_tokens=2) if request.body.get("max_tokens") == 20 else Reply(text="about your invoice", prompt_tokens=500, completion_tokens=40)
+    fake_llm.responder = lambda request: (
+        Reply(text="billing", prompt_tokens=100, completion_tokens=2)
+        if request.body.get("max_tokens") == 20
+        else Reply(text="about your invoice", prompt_tokens=500, completion_tokens=40)
+    )
     workflow = make_workflow(graph)
     run = api.get(f"/api/runs/{chat(workflow['id'], 'my invoice is wrong')['run']}/").json()
     priced = [s for s in run["steps"] if s["details"].get("cost")]

@@ -30,6 +30,7 @@ def sse_post(client, path, body, **headers):
     response = client.post(path, body, content_type="application/json", **headers)
     if not response.streaming:
         return response, []
+
     async def read():
         return b"".join([chunk async for chunk in response.streaming_content])
 
@@ -106,7 +107,9 @@ def test_the_run_socket_is_owner_only_and_forwards_its_events(user, other_user, 
         connected, code = await comm.connect(timeout=30)
         if not connected:
             return code
-        await database_sync_to_async(events.publish, thread_sensitive=False)(events.MEMORY_WARNING, {"node": "m", "message": "w"}, run_id=run, now=True)
+        await database_sync_to_async(events.publish, thread_sensitive=False)(
+            events.MEMORY_WARNING, {"node": "m", "message": "w"}, run_id=run, now=True
+        )
         message = await comm.receive_json_from(timeout=30)
         await comm.disconnect()
         return message

@@ -91,7 +91,10 @@ def test_widget_tokens_arrive_in_order_through_worker_and_redis(stack, published
         ws.send(json.dumps({"type": "sync", "thread": token, "after": 0}))
         history = receive(ws, lambda m: m["type"] == "history")[-1][1]["data"]
         assert [(m["role"], m["content"]) for m in history["messages"]] == [
-            ("user", "count"), ("assistant", REPLY), ("user", "again"), ("assistant", REPLY)
+            ("user", "count"),
+            ("assistant", REPLY),
+            ("user", "again"),
+            ("assistant", REPLY),
         ]
 
     # Latency from the model server to the client: token i leaves the fake server about
@@ -102,8 +105,10 @@ def test_widget_tokens_arrive_in_order_through_worker_and_redis(stack, published
         if message["type"] == "llm.token":
             seen += len(message["data"]["text"].split())
             latencies.append((at - (sent_at + (seen - 1) * TOKEN_DELAY)) * 1000)
-    print(f"\ntoken latency model server -> WebSocket client: first {latencies[0]:.1f} ms, median {statistics.median(latencies):.1f} ms "
-          f"({len(latencies)} messages for {len(WORDS)} tokens)")
+    print(
+        f"\ntoken latency model server -> WebSocket client: first {latencies[0]:.1f} ms, median {statistics.median(latencies):.1f} ms "
+        f"({len(latencies)} messages for {len(WORDS)} tokens)"
+    )
 
 
 def test_owner_socket_and_sse_through_the_stack(stack, published, fake_llm, user):
@@ -131,7 +136,9 @@ def test_owner_socket_and_sse_through_the_stack(stack, published, fake_llm, user
         headers = {"Cookie": log_in_over_http(stack["base"], "alice", "alice-password")}
         with connect(f"{stack['ws']}/ws/threads/{thread}/", additional_headers=headers, open_timeout=30) as ws:
             reply = http.post(
-                f"/api/workflows/{workflow_id}/chat/", json={"message": "again", "thread": thread}, headers={"Authorization": f"Token {token}"}
+                f"/api/workflows/{workflow_id}/chat/",
+                json={"message": "again", "thread": thread},
+                headers={"Authorization": f"Token {token}"},
             )
             assert reply.status_code == 200, reply.text
             messages = [m for _, m in receive(ws, lambda m: m["type"] in ("run.finished", "run.failed"))]

@@ -53,10 +53,18 @@ def test_deeply_nested_bodies_to_every_operation_are_never_a_500(token):
         operation = result.ok()
         if operation.method.upper() not in ("POST", "PUT", "PATCH"):
             continue
-        path = operation.path.replace("{id}", "1").replace("{name}", "mem").replace("{node}", "hook").replace("{token}", "wh_x").replace("{public_key}", "wk_x")
+        path = (
+            operation.path.replace("{id}", "1")
+            .replace("{name}", "mem")
+            .replace("{node}", "hook")
+            .replace("{token}", "wh_x")
+            .replace("{public_key}", "wk_x")
+        )
         for depth in (100, 5_000):
             body = "[" * depth + "]" * depth
-            response = client.generic(operation.method.upper(), path, body, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+            response = client.generic(
+                operation.method.upper(), path, body, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}"
+            )
             assert response.status_code < 500, (operation.method, path, depth, response.status_code)
             sent += 1
     assert sent >= 20

@@ -59,7 +59,10 @@ def test_a_thread_is_renamed_and_deleted_with_its_transcript_memory_and_runs(api
     assert not Run.objects.filter(input__in=["forget me", "and this"]).exists()
     assert api.get(f"/api/threads/{turn['thread']}/messages/").status_code == 404
     # the other thread is untouched
-    assert Message.objects.filter(thread_id=kept["thread"]).count() == 2 and History.objects.filter(key=f"thread:{kept['thread']}").count() == 2
+    assert (
+        Message.objects.filter(thread_id=kept["thread"]).count() == 2
+        and History.objects.filter(key=f"thread:{kept['thread']}").count() == 2
+    )
 
 
 def test_a_thread_with_a_turn_in_progress_is_not_deleted(api, chatbot, chat):
@@ -83,7 +86,13 @@ def test_limits_are_set_and_show_todays_use(api, chatbot, chat):
     assert updated["today"]["tokens"] == 13 and updated["today"]["runs"] == 1
     cleared = api.patch(url, {"visitor": None}, format="json").json()
     assert cleared["visitor"] == {"tokens": None, "cost": None} and cleared["workflow"]["tokens"] == 1000
-    for bad in ({"workflow": {"tokens": 0}}, {"workflow": {"tokens": -5}}, {"visitor": {"cost": -1}}, {"caller": {"tokens": "many"}}, {"workflow": "x"}):
+    for bad in (
+        {"workflow": {"tokens": 0}},
+        {"workflow": {"tokens": -5}},
+        {"visitor": {"cost": -1}},
+        {"caller": {"tokens": "many"}},
+        {"workflow": "x"},
+    ):
         assert api.patch(url, bad, format="json").status_code == 400, bad
 
 
@@ -108,7 +117,16 @@ def test_a_workflow_limit_refuses_the_turn_before_any_model_call(api, chatbot, c
 def test_a_cost_limit(api, make_workflow, provider, chat):
     import litellm
 
-    litellm.register_model({"openai/priced-model": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}})
+    litellm.register_model(
+        {
+            "openai/priced-model": {
+                "input_cost_per_token": 0.001,
+                "output_cost_per_token": 0.002,
+                "litellm_provider": "openai",
+                "mode": "chat",
+            }
+        }
+    )
     bot = make_workflow(chat_graph(provider.pk, model="priced-model"))
     api.patch(f"/api/workflows/{bot['id']}/limits/", {"workflow": {"cost": 0.01}}, format="json")
     first = chat(bot["id"], "hi")

@@ -47,7 +47,9 @@ def hook_url(workflow, node_id="hook"):
 
 
 def post(url, body=b"", content_type="application/json", **headers):
-    return APIClient().generic("POST", url, body, content_type=content_type, **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()})
+    return APIClient().generic(
+        "POST", url, body, content_type=content_type, **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()}
+    )
 
 
 def test_publishing_gives_a_webhook_its_secret_url(published, provider):
@@ -89,8 +91,14 @@ def test_webhook_bad_input(published, provider):
 
 
 def test_template_sees_the_whole_payload(api, make_workflow):
-    graph = {"nodes": [node("hook", "trigger.webhook"), node("t", "template", template="{{ payload.user.name }}: {{ input }}"), node("out", "output")],
-             "edges": [edge("hook", "t"), edge("t", "out")]}
+    graph = {
+        "nodes": [
+            node("hook", "trigger.webhook"),
+            node("t", "template", template="{{ payload.user.name }}: {{ input }}"),
+            node("out", "output"),
+        ],
+        "edges": [edge("hook", "t"), edge("t", "out")],
+    }
     workflow = make_workflow(graph)
     api.post(f"/api/workflows/{workflow['id']}/publish/")
     url = hook_url(api.get(f"/api/workflows/{workflow['id']}/").json())
@@ -134,7 +142,8 @@ def test_thread_in_the_payload_continues_memory_otherwise_memory_binds_to_the_ru
     post(url + "?wait=1", json.dumps({"message": "my name is Ann", "thread": "customer-42"}))
     second = post(url + "?wait=1", json.dumps({"message": "what is my name?", "thread": "customer-42"})).json()
     assert fake_llm.requests[-1].messages[1:] == [
-        {"role": "user", "content": "my name is Ann"}, {"role": "assistant", "content": "echo: my name is Ann"},
+        {"role": "user", "content": "my name is Ann"},
+        {"role": "assistant", "content": "echo: my name is Ann"},
         {"role": "user", "content": "what is my name?"},
     ]
     assert second["thread"] is not None
@@ -165,7 +174,12 @@ def test_publishing_syncs_schedules_with_celery_beat(api, make_workflow, provide
     api.post(f"/api/workflows/{workflow['id']}/publish/")
     task = PeriodicTask.objects.get(name=f"skein:{workflow['id']}:tick")
     assert task.task == "workflows.tasks.fire_schedule" and json.loads(task.kwargs) == {"workflow_id": workflow["id"], "node": "tick"}
-    assert (task.crontab.minute, task.crontab.hour, task.crontab.day_of_week, str(task.crontab.timezone)) == ("30", "8", "1-5", "Europe/Paris")
+    assert (task.crontab.minute, task.crontab.hour, task.crontab.day_of_week, str(task.crontab.timezone)) == (
+        "30",
+        "8",
+        "1-5",
+        "Europe/Paris",
+    )
     trigger = api.get(f"/api/workflows/{workflow['id']}/").json()["triggers"][0]
     assert len(trigger["next_runs"]) == 3 and trigger["next_run"] == trigger["next_runs"][0]
     assert trigger["next_runs"][0] < trigger["next_runs"][1]
@@ -176,7 +190,11 @@ def test_publishing_syncs_schedules_with_celery_beat(api, make_workflow, provide
     task.refresh_from_db()
     assert (task.crontab.minute, task.crontab.hour) == ("0", "12")
 
-    api.patch(f"/api/workflows/{workflow['id']}/", {"graph": {"nodes": [node("chat", "trigger.chat"), node("out", "output")], "edges": [edge("chat", "out")]}, "revision": 2}, format="json")
+    api.patch(
+        f"/api/workflows/{workflow['id']}/",
+        {"graph": {"nodes": [node("chat", "trigger.chat"), node("out", "output")], "edges": [edge("chat", "out")]}, "revision": 2},
+        format="json",
+    )
     api.post(f"/api/workflows/{workflow['id']}/publish/")
     assert not PeriodicTask.objects.filter(name__startswith=f"skein:{workflow['id']}:").exists()
 
@@ -200,8 +218,14 @@ def test_a_tick_creates_a_run_and_ticks_do_not_pile_up(api, make_workflow, provi
 
 
 def test_manual_run_button_runs_the_draft(api, make_workflow, provider):
-    graph = {"nodes": [node("go", "trigger.manual", input="default input"), node("t", "template", template="ran: {{ input }}"), node("out", "output")],
-             "edges": [edge("go", "t"), edge("t", "out")]}
+    graph = {
+        "nodes": [
+            node("go", "trigger.manual", input="default input"),
+            node("t", "template", template="ran: {{ input }}"),
+            node("out", "output"),
+        ],
+        "edges": [edge("go", "t"), edge("t", "out")],
+    }
     workflow = make_workflow(graph)
     result = api.post(f"/api/workflows/{workflow['id']}/run/", {"message": "now"}, format="json").json()
     assert result["reply"] == "ran: now" and result["thread"] is None
@@ -224,11 +248,30 @@ def test_real_beat_and_worker_create_runs_on_schedule(require_postgres, require_
     api.post(f"/api/workflows/{workflow['id']}/publish/")
     env = full_mode_env(connection.settings_dict["NAME"], require_redis)
     worker = start_worker(env, tmp_path, concurrency=4)
-    beat = Process("beat", [str(__import__("tests.stack", fromlist=["BIN"]).BIN / "celery"), "-A", "config", "beat", "--scheduler",
-                            "workflows.beat:Scheduler", "--loglevel", "INFO", "--max-interval", "1"], env, tmp_path)
+    beat = Process(
+        "beat",
+        [
+            str(__import__("tests.stack", fromlist=["BIN"]).BIN / "celery"),
+            "-A",
+            "config",
+            "beat",
+            "--scheduler",
+            "workflows.beat:Scheduler",
+            "--loglevel",
+            "INFO",
+            "--max-interval",
+            "1",
+        ],
+        env,
+        tmp_path,
+    )
     try:
-        wait_for(lambda: Run.objects.filter(workflow_id=workflow["id"], status="succeeded").count() >= 3, timeout=90,
-                 what="three scheduled runs", diagnostics=lambda: beat.output() + worker.output())
+        wait_for(
+            lambda: Run.objects.filter(workflow_id=workflow["id"], status="succeeded").count() >= 3,
+            timeout=90,
+            what="three scheduled runs",
+            diagnostics=lambda: beat.output() + worker.output(),
+        )
     finally:
         beat.stop()
         worker.stop()

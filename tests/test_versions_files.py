@@ -115,7 +115,8 @@ def test_an_import_maps_providers_by_name_and_kind_and_reports_the_rest(api, oth
     first = other_api.post("/api/workflows/import/", exported, format="json")
     assert first.status_code == 201, first.content
     assert first.json()["errors"][0] == {
-        "node": "agent", "field": "provider",
+        "node": "agent",
+        "field": "provider",
         "message": "no provider named 'fake' of kind 'openai_compatible': add one on the Providers page, or pick one in this node",
     }
     assert "provider" not in next(n for n in first.json()["graph"]["nodes"] if n["id"] == "agent")["data"]
@@ -129,7 +130,9 @@ def test_an_import_maps_providers_by_name_and_kind_and_reports_the_rest(api, oth
     # the same file as a multipart upload (curl -F file=@bot.skein.json)
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    upload = other_api.post("/api/workflows/import/", {"file": SimpleUploadedFile("bot.skein.json", json.dumps(exported).encode())}, format="multipart")
+    upload = other_api.post(
+        "/api/workflows/import/", {"file": SimpleUploadedFile("bot.skein.json", json.dumps(exported).encode())}, format="multipart"
+    )
     assert upload.status_code == 201 and upload.json()["errors"] == [], upload.content
     assert other_api.post("/api/workflows/import/", {"note": "no file"}, format="multipart").status_code == 400
     huge = SimpleUploadedFile("huge.json", b" " * 700_000 + json.dumps(exported).encode())
@@ -140,11 +143,23 @@ BAD_FILES = [
     ("not JSON", b"{nope", "not JSON"),
     ("a list", b"[1, 2]", "not a Skein workflow file"),
     ("no version", json.dumps({"name": "x", "graph": {"nodes": [], "edges": []}}).encode(), 'no "skein" format version'),
-    ("a newer version", json.dumps({"skein": 2, "name": "x", "graph": {"nodes": [], "edges": []}}).encode(), "format version 2, newer than"),
-    ("an unknown version", json.dumps({"skein": "one", "name": "x", "graph": {"nodes": [], "edges": []}}).encode(), "unknown workflow file format version"),
+    (
+        "a newer version",
+        json.dumps({"skein": 2, "name": "x", "graph": {"nodes": [], "edges": []}}).encode(),
+        "format version 2, newer than",
+    ),
+    (
+        "an unknown version",
+        json.dumps({"skein": "one", "name": "x", "graph": {"nodes": [], "edges": []}}).encode(),
+        "unknown workflow file format version",
+    ),
     ("no name", json.dumps({"skein": 1, "graph": {"nodes": [], "edges": []}}).encode(), '"name"'),
     ("a bad graph", json.dumps({"skein": 1, "name": "x", "graph": {"nodes": "many"}}).encode(), "graph is malformed"),
-    ("an unknown node type", json.dumps({"skein": 1, "name": "x", "graph": {"nodes": [node("a", "magic.wand")], "edges": []}}).encode(), "unknown node types: 'magic.wand' (node a)"),
+    (
+        "an unknown node type",
+        json.dumps({"skein": 1, "name": "x", "graph": {"nodes": [node("a", "magic.wand")], "edges": []}}).encode(),
+        "unknown node types: 'magic.wand' (node a)",
+    ),
     ("too big", json.dumps({"skein": 1, "name": "x", "graph": {"nodes": [], "edges": []}, "pad": "x" * 600_000}).encode(), "limited to"),
 ]
 
@@ -177,7 +192,17 @@ def test_the_commands_keep_workflows_in_git_and_back(two_versions, user, tmp_pat
     assert "created workflow" in out.getvalue() and created.graph == Workflow.objects.get(pk=two_versions["id"]).graph
     data["graph"]["nodes"][1]["data"]["system_prompt"] = "three"
     path.write_text(json.dumps(data))
-    call_command("skein_import", str(path), "--user", user.username, "--into", str(created.pk), "--publish", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "skein_import",
+        str(path),
+        "--user",
+        user.username,
+        "--into",
+        str(created.pk),
+        "--publish",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     created.refresh_from_db()
     assert created.revision == 2 and created.published_version.number == 1
     assert created.published_version.graph["nodes"][1]["data"]["system_prompt"] == "three"

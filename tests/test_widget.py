@@ -160,7 +160,10 @@ def test_a_visitor_chats_and_sees_the_reply_stream(published, fake_llm):
     thread = Thread.objects.get(widget_token=token)
     assert thread.owner_id == Run.objects.get(pk=run).workflow.owner_id
     assert Run.objects.get(pk=run).version.number == 1
-    assert list(thread.messages.values_list("role", "content")) == [("user", "Hi!"), ("assistant", "Hello there, how can I help you today?")]
+    assert list(thread.messages.values_list("role", "content")) == [
+        ("user", "Hi!"),
+        ("assistant", "Hello there, how can I help you today?"),
+    ]
 
 
 @realtime
@@ -168,7 +171,9 @@ def test_only_the_published_version_runs(api, published, fake_llm):
     workflow = published["workflow"]
     graph = dict(workflow["graph"])
     graph["nodes"] = [dict(n, data={**n["data"], "model": "draft-model"}) if n["id"] == "agent" else n for n in graph["nodes"]]
-    assert api.patch(f"/api/workflows/{workflow['id']}/", {"graph": graph, "revision": workflow["revision"]}, format="json").status_code == 200
+    assert (
+        api.patch(f"/api/workflows/{workflow['id']}/", {"graph": graph, "revision": workflow["revision"]}, format="json").status_code == 200
+    )
 
     async def scenario():
         comm, _ = await connect(published["key"])

@@ -2,15 +2,19 @@ from django import forms
 from django.contrib import admin
 
 from . import netguard
-from .models import Message, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
+from .models import Message, Participant, Provider, Run, RunStep, Thread, Workflow, WorkflowVersion
 
 
 class ProviderAdminForm(forms.ModelForm):
     """The key is write-only here too; a stored key follows a new server or kind only when it is
     typed again (or removed) in the same change."""
 
-    api_key = forms.CharField(required=False, strip=True, widget=forms.PasswordInput(render_value=False),
-                              help_text="leave empty to keep the stored key (if the server and kind stay)")
+    api_key = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="leave empty to keep the stored key (if the server and kind stay)",
+    )
     clear_api_key = forms.BooleanField(required=False, label="Remove the stored key")
     api_base = forms.URLField(required=False, max_length=500, assume_scheme="https")
 
@@ -67,9 +71,15 @@ class MessageInline(admin.TabularInline):
     readonly_fields = ("seq", "role", "content", "run", "created")
 
 
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ("id", "owner", "external_id", "created", "last_seen")
+    search_fields = ("external_id",)
+
+
 @admin.register(Thread)
 class ThreadAdmin(admin.ModelAdmin):
-    list_display = ("id", "workflow", "owner", "title", "last_seq", "updated")
+    list_display = ("id", "workflow", "owner", "participant", "title", "last_seq", "updated")
     inlines = [MessageInline]
 
 

@@ -54,6 +54,17 @@ def version_analysis(version: WorkflowVersion) -> Analysis:
         return _cached_analysis(version.pk, json.dumps(version.graph, sort_keys=True))
 
 
+def reply_nodes(version: WorkflowVersion) -> frozenset[str]:
+    """The ``llm`` nodes whose output goes straight to an ``output`` node: their tokens are the
+    reply as it is written. A visitor sees only these; intermediate models stay private."""
+    analysis = version_analysis(version)
+    return frozenset(
+        edge.source
+        for edge in analysis.edges
+        if analysis.nodes[edge.source].node_type.type == "llm" and analysis.nodes[edge.target].node_type.type == "output"
+    )
+
+
 def trigger_node(version: WorkflowVersion, trigger_type: str) -> str | None:
     """The first (by id) ``trigger.<trigger_type>`` node of the version, or None."""
     analysis = version_analysis(version)

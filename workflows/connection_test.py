@@ -82,7 +82,10 @@ def _first_model(provider, timeout: float) -> str:
 def _probe_chat(provider, model: str, timeout: float) -> dict:
     """One tiny chat completion, whose answer must be one (an HTML page, or any other shape, is not)."""
     response = _request(
-        provider, "POST", "/chat/completions", timeout,
+        provider,
+        "POST",
+        "/chat/completions",
+        timeout,
         json={"model": model, "messages": TEST_PROMPT, "max_tokens": 8, "temperature": 0, "stream": False},
     )
     if response.status_code == 404:
@@ -182,7 +185,9 @@ def _request(provider, method: str, path: str, timeout: float, *, base: str | No
     except httpx.HTTPError as exc:
         raise Diagnosis("tls" if _tls_failure(exc) else "unreachable", _short(_connect_detail(exc))) from None
     if response.is_redirect:
-        raise Diagnosis("not_openai_compatible", f"it answered {method} {path} with a redirect (HTTP {response.status_code}), which is not followed")
+        raise Diagnosis(
+            "not_openai_compatible", f"it answered {method} {path} with a redirect (HTTP {response.status_code}), which is not followed"
+        )
     return response
 
 

@@ -20,8 +20,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from . import events, limits, selectors, widget
+from . import events, limits, selectors, streams, widget
 from .clientaddr import scope_client
+from .origins import origin_allowed, origin_normalize
 from .text import BadJSON, parse_json
 
 logger = logging.getLogger("skein.realtime")
@@ -31,6 +32,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_NOT_FOUND = 4404
 CLOSE_NOT_PUBLISHED = 4409
+
 
 def _header(scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
@@ -66,13 +68,13 @@ def same_origin(scope) -> bool:
         return True
     host = _header(scope, b"host") or ""
     try:
-        normalized = widget.origin_normalize(origin)
+        normalized = origin_normalize(origin)
     except ValueError:
         return False
     trusted = set()
     for entry in settings.CSRF_TRUSTED_ORIGINS:
         try:
-            trusted.add(widget.origin_normalize(entry))
+            trusted.add(origin_normalize(entry))
         except ValueError:
             pass
     return normalized.split("://", 1)[1] == host.lower() or normalized in trusted
@@ -148,6 +150,9 @@ class WidgetConsumer(BoundedJsonConsumer):
     - ``{"type": "message", "text": ..., "thread": <token>|null, "client_id": <string>}``
     - ``{"type": "sync", "thread": <token>|null, "after": <seq>}``: subscribe to that thread and get
       its ``history`` after that seq (sent on every (re)connect; ``thread: null`` leaves it)
+    Both may say who the visitor is: ``visitor`` (the widget's anonymous id for this browser) or
+    ``participant`` + ``signature`` (the embedding site's signed id, ``workflows/participants.py``).
+    A thread of another participant does not exist for them.
     - ``{"type": "ping"}``
 
     Server messages: ``ready`` (theme defaults), ``thread.created``, ``accepted``
@@ -158,7 +163,7 @@ class WidgetConsumer(BoundedJsonConsumer):
     async def connect(self):
         self.group = None
         self.token = None
-        self.runs: dict[int, dict] = {}  # run id -> widget.run_marker()
+        self.runs = streams.ConnectionRuns()  # the runs this visitor saw events of
         self.mine: set[str] = set()  # client ids this connection sent
         self.acknowledged: set[int] = set()
         self.tasks: set[asyncio.Task] = set()  # strong references: the loop keeps only weak ones
@@ -168,7 +173,7 @@ class WidgetConsumer(BoundedJsonConsumer):
         if self.workflow is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        if not widget.origin_allowed(workflow=self.workflow, origin=_header(self.scope, b"origin")):
+        if not origin_allowed(workflow=self.workflow, origin=_header(self.scope, b"origin")):
             logger.info("widget %s refused origin %r", key, _header(self.scope, b"origin"))
             await self.close(code=CLOSE_FORBIDDEN_ORIGIN)
             return
@@ -197,7 +202,7 @@ class WidgetConsumer(BoundedJsonConsumer):
         if kind == "message":
             await self._message(content)
         elif kind == "sync":
-            await self._resync(content.get("thread"), content.get("after"))
+            await self._resync(content.get("thread"), content.get("after"), content)
         elif kind == "ping":
             await self.send_json({"type": "pong", "data": {}})
         else:
@@ -210,7 +215,7 @@ class WidgetConsumer(BoundedJsonConsumer):
             return
         try:
             prepared = await database_sync_to_async(widget.widget_message_prepare)(
-                workflow=self.workflow, text=text, token=token, client=self.client, client_id=client_id
+                workflow=self.workflow, text=text, token=token, client=self.client, client_id=client_id, identity=content
             )
         except widget.WidgetError as exc:
             await self._error(exc.code, exc.message, retry_after=exc.retry_after, client_id=client_id)
@@ -226,7 +231,7 @@ class WidgetConsumer(BoundedJsonConsumer):
         task.add_done_callback(self.tasks.discard)
 
     async def _start(self, prepared):
-        start = database_sync_to_async(widget.widget_run_start, thread_sensitive=False, executor=widget.turn_executor)
+        start = database_sync_to_async(widget.widget_run_start, thread_sensitive=False, executor=streams.turn_executor)
         try:
             run = await start(workflow=self.workflow, prepared=prepared)
         except Exception:
@@ -243,7 +248,11 @@ class WidgetConsumer(BoundedJsonConsumer):
         self.acknowledged.add(run_id)
         await self.send_json({"type": "accepted", "data": {"run": run_id, "client_id": client_id, "thread": self.token}})
 
-    async def _resync(self, token, after):
+    def _visitor_thread(self, token, frame):
+        participant = widget.widget_identity(workflow=self.workflow, frame=frame)
+        return widget.widget_thread(workflow=self.workflow, token=token, participant=participant)
+
+    async def _resync(self, token, after, content=None):
         if token is not None and not isinstance(token, str):
             await self._error("bad_request", "thread must be a string or null.")
             return
@@ -252,7 +261,12 @@ class WidgetConsumer(BoundedJsonConsumer):
             await self._subscribe(None)
             await self.send_json({"type": "history", "data": {"thread": None, "messages": [], "pending": None}})
             return
-        thread = await database_sync_to_async(widget.widget_thread)(workflow=self.workflow, token=token)
+        try:
+            thread = await database_sync_to_async(self._visitor_thread)(token, content or {})
+        except widget.WidgetError as exc:
+            await self._subscribe(None)
+            await self._error(exc.code, exc.message)
+            return
         if thread is None:
             await self._subscribe(None)
             await self._error("unknown_thread", "This conversation no longer exists; start a new one.")
@@ -285,25 +299,22 @@ class WidgetConsumer(BoundedJsonConsumer):
     async def skein_event(self, message):
         event = message["event"]
         run_id = event["data"].get("run")
-        info = self.runs.get(run_id)
-        if info is None:
-            info = await database_sync_to_async(widget.run_marker)(run_id=run_id)
-            self.runs[run_id] = info
-        if info["client_id"] in self.mine:
-            await self._acknowledge(run_id, info["client_id"])  # before the run's first event
+        info = await self.runs.marks(run_id)
+        if info.client_id in self.mine:
+            await self._acknowledge(run_id, info.client_id)  # before the run's first event
         visible = _for_visitor(event, info, self.token)
         if visible is not None:
             await self.send_json(visible)
 
 
-def _for_visitor(event: dict, info: dict, token: str | None) -> dict | None:
+def _for_visitor(event: dict, info: streams.RunMarks, token: str | None) -> dict | None:
     """What of an event a visitor may see."""
     kind, data = event["type"], event["data"]
     run = data.get("run")
     if kind == events.RUN_STARTED:
         return {"type": kind, "data": {"run": run, "thread": token}}
     if kind == events.LLM_TOKEN:
-        if data.get("node") not in info["reply_nodes"]:
+        if data.get("node") not in info.reply_nodes:
             return None
         return {"type": kind, "data": {"run": run, "node": data["node"], "text": data["text"]}}
     if kind in (events.NODE_STARTED, events.NODE_FINISHED):

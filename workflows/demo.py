@@ -37,8 +37,6 @@ def _node(node_id: str, node_type: str, column: float, row: float = 0, **data) -
     return node_json(node_id, node_type, int(column * COLUMN), int(row * ROW), **data)
 
 
-
-
 def chatbot_graph(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
     """trigger.chat -> llm -> output, with an optional memory below the llm (and a model below that)."""
     nodes = [

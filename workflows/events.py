@@ -27,6 +27,7 @@ NODE_FINISHED = "node.finished"
 MEMORY_SUMMARIZING = "memory.summarizing"
 MEMORY_SUMMARIZED = "memory.summarized"
 MEMORY_WARNING = "memory.warning"
+MEMORY_FACTS = "memory.facts"  # a memory.facts extraction stored new or changed facts
 RUN_FINISHED = "run.finished"
 RUN_FAILED = "run.failed"
 # Conversation tests (DESIGN.md §9), to the test run's own group.

@@ -80,7 +80,7 @@ def file_check(data) -> dict:
     if version is None:
         raise FileRefused('this is not a Skein workflow file: it has no "skein" format version')
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise FileRefused(f'unknown workflow file format version {json.dumps(version)[:40]}: this Skein reads version {FORMAT_VERSION}')
+        raise FileRefused(f"unknown workflow file format version {json.dumps(version)[:40]}: this Skein reads version {FORMAT_VERSION}")
     if version > FORMAT_VERSION:
         raise FileRefused(
             f"this file has format version {version}, newer than this Skein reads ({FORMAT_VERSION}): update Skein to import it"

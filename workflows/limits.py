@@ -49,10 +49,7 @@ def spender_caller(user: str | None) -> str:
 def limits_of(workflow: Workflow) -> dict:
     """Every scope, with ``tokens`` and ``cost`` (None: no limit)."""
     stored = workflow.spend_limits or {}
-    return {
-        scope: {"tokens": (stored.get(scope) or {}).get("tokens"), "cost": (stored.get(scope) or {}).get("cost")}
-        for scope in SCOPES
-    }
+    return {scope: {"tokens": (stored.get(scope) or {}).get("tokens"), "cost": (stored.get(scope) or {}).get("cost")} for scope in SCOPES}
 
 
 def limits_update(*, workflow: Workflow, limits: dict) -> Workflow:
@@ -77,7 +74,10 @@ def usage_today(*, workflow_id: int, spender: str | None = None) -> dict:
     if spender is not None:
         runs = runs.filter(spender=spender)
     totals = runs.aggregate(
-        prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), cost=Sum("cost"), runs=Count("id"),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        cost=Sum("cost"),
+        runs=Count("id"),
         refused=Count("id", filter=Q(error__startswith=REFUSAL_PREFIX)),
     )
     return {

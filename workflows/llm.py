@@ -224,8 +224,18 @@ _REASONS: tuple[tuple[tuple[type[Exception], ...], str, str], ...] = (
     ((litellm.Timeout,), "timeout", "timed out"),
     ((litellm.BadRequestError,), "bad_request", "the provider refused the request"),
 )
-_UNREACHABLE = ("connection error", "connection refused", "connecterror", "name or service not known", "nodename nor servname",
-                "failed to establish", "cannot connect", "all connection attempts failed", "no route to host", "temporary failure in name resolution")
+_UNREACHABLE = (
+    "connection error",
+    "connection refused",
+    "connecterror",
+    "name or service not known",
+    "nodename nor servname",
+    "failed to establish",
+    "cannot connect",
+    "all connection attempts failed",
+    "no route to host",
+    "temporary failure in name resolution",
+)
 
 
 def error_reason(exc: Exception) -> tuple[str, str]:
@@ -378,7 +388,8 @@ def _get_bounded(url: str, *, headers: dict, timeout: float) -> tuple[int, bytes
 def _litellm_models(kind: str) -> list[str]:
     """litellm's chat models of a kind, the default first."""
     names = sorted(
-        name for name, info in litellm.model_cost.items()
+        name
+        for name, info in litellm.model_cost.items()
         if info.get("litellm_provider") == kind and info.get("mode") == "chat" and "/" not in name and ":" not in name
     )
     default = DEFAULT_MODELS.get(kind)

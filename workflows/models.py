@@ -61,13 +61,14 @@ class Workflow(models.Model):
     name = models.CharField(max_length=200)
     graph = models.JSONField(default=dict)
     revision = models.PositiveIntegerField(default=1)
-    published_version = models.ForeignKey(
-        "WorkflowVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    published_version = models.ForeignKey("WorkflowVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # --- embeddable widget (issue 4; services in workflows/widget.py) ---------------------------
     # The public key is usable once the workflow is published; the widget runs the published version.
     public_key = models.CharField(max_length=64, unique=True, default=new_public_key, editable=False)
     allowed_origins = models.JSONField(default=list, blank=True)  # empty: any site may embed the widget
+    # The secret an embedding site signs its logged-in user's id with (data-participant-signature,
+    # workflows/participants.py); made on first use, shown in the Share panel.
+    identity_secret_encrypted = models.TextField(blank=True, editable=False)
     widget_theme = models.JSONField(default=dict, blank=True)  # title, welcome, starters, colours
     # --- end widget -----------------------------------------------------------------------------
     # Daily spend limits (workflows/limits.py): {"workflow"|"visitor"|"caller": {"tokens", "cost"}}.
@@ -114,6 +115,25 @@ class WorkflowVersion(models.Model):
         return self.number is None
 
 
+class Participant(models.Model):
+    """The person talking (DESIGN.md §4, key ``participant``), named by the caller: the chat API's
+    and a webhook's ``participant``, the OpenAI endpoint's ``user``, a widget visitor (``visitor:``
+    an anonymous id per browser, or the embedding site's signed id). Per workflow owner: memory
+    keyed by participant is still scoped by workflow."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participants")
+    external_id = models.CharField(max_length=200)
+    created = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-last_seen", "-id"]
+        constraints = [models.UniqueConstraint(fields=["owner", "external_id"], name="unique_participant_per_owner")]
+
+    def __str__(self):
+        return self.external_id
+
+
 class Thread(models.Model):
     """A conversation. Its transcript (``messages``) is never trimmed."""
 
@@ -126,13 +146,17 @@ class Thread(models.Model):
     widget_token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     # A webhook caller names a conversation by its own key ("thread": "customer-42").
     external_id = models.CharField(max_length=200, null=True, blank=True)
+    # Who talks on this thread (a thread has one participant at most; their memory follows them).
+    participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL, related_name="threads")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-updated", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "external_id"], condition=Q(external_id__isnull=False), name="unique_external_thread"),
+            models.UniqueConstraint(
+                fields=["workflow", "external_id"], condition=Q(external_id__isnull=False), name="unique_external_thread"
+            ),
         ]
 
     def __str__(self):
@@ -181,6 +205,7 @@ class Run(models.Model):
     # workflow (or the owner's account) deletes the runs with it.
     version = models.ForeignKey(WorkflowVersion, on_delete=models.RESTRICT, related_name="runs")
     thread = models.ForeignKey(Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    participant = models.ForeignKey(Participant, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
     trigger_node = models.CharField(max_length=100)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
@@ -214,7 +239,8 @@ class Run(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["workflow", "trigger_node", "idempotency_key"], condition=Q(idempotency_key__isnull=False),
+                fields=["workflow", "trigger_node", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
                 name="unique_idempotency_key_per_trigger",
             ),
         ]
@@ -260,8 +286,6 @@ class RunStep(models.Model):
 
     def __str__(self):
         return f"{self.node} ({self.status})"
-
-
 
 
 class Webhook(models.Model):

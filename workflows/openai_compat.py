@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from memory import services as memory_services
 from memory.keys import thread_key
 
-from . import limits, selectors, versions
+from . import limits, participants, selectors, threads, versions
 from .models import Thread, Workflow, WorkflowVersion
 
 THREAD_HEADER = "X-Skein-Thread"
@@ -34,8 +34,17 @@ class OpenAIError(Exception):
     """An answer in OpenAI's error shape. ``retry`` False tells OpenAI's SDKs not to send the
     request again (it would start another turn)."""
 
-    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error", code: str | None = None,
-                 param: str | None = None, retry: bool = False, headers: dict | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        code: str | None = None,
+        param: str | None = None,
+        retry: bool = False,
+        headers: dict | None = None,
+    ):
         super().__init__(message)
         self.status, self.message, self.type, self.code, self.param = status, message, type, code, param
         self.retry = retry
@@ -102,7 +111,12 @@ def request_parse(data: Any) -> ChatRequest:
         where = ".".join(str(part) for part in first["loc"])
         raise OpenAIError(400, f"{where}: {first['msg']}" if where else first["msg"], param=where or None) from None
     if request.tools or request.functions or request.tool_choice not in (None, "none") or request.function_call not in (None, "none"):
-        raise OpenAIError(400, "tools and function calling are not supported: a Skein workflow decides what it calls", param="tools", code="tools_not_supported")
+        raise OpenAIError(
+            400,
+            "tools and function calling are not supported: a Skein workflow decides what it calls",
+            param="tools",
+            code="tools_not_supported",
+        )
     if request.n not in (None, 1):
         raise OpenAIError(400, "n must be 1: a workflow gives one answer per turn", param="n")
     if not request.messages:
@@ -122,13 +136,15 @@ def request_parse(data: Any) -> ChatRequest:
     if len(text) > MAX_INPUT_CHARS:
         raise OpenAIError(400, f"the last user message is longer than {MAX_INPUT_CHARS} characters", param=f"messages.{last}.content")
     earlier = [
-        {"role": m.role, "content": texts[i]}
-        for i, m in enumerate(request.messages[:last])
-        if m.role in ("user", "assistant") and texts[i]
+        {"role": m.role, "content": texts[i]} for i, m in enumerate(request.messages[:last]) if m.role in ("user", "assistant") and texts[i]
     ]
     return ChatRequest(
-        model=request.model, input=text, earlier=earlier, stream=bool(request.stream),
-        include_usage=bool(request.stream_options and request.stream_options.include_usage), user=request.user or None,
+        model=request.model,
+        input=text,
+        earlier=earlier,
+        stream=bool(request.stream),
+        include_usage=bool(request.stream_options and request.stream_options.include_usage),
+        user=request.user or None,
     )
 
 
@@ -151,7 +167,9 @@ def _text(message: _Message, index: int) -> str:
 
 # --- what the request names -----------------------------------------------------------------------
 def model_not_found(model: str) -> OpenAIError:
-    return OpenAIError(404, f"The model `{model[:100]}` does not exist or you do not have access to it.", code="model_not_found", param="model")
+    return OpenAIError(
+        404, f"The model `{model[:100]}` does not exist or you do not have access to it.", code="model_not_found", param="model"
+    )
 
 
 def workflow_for_model(*, owner, model: str) -> Workflow:
@@ -161,7 +179,9 @@ def workflow_for_model(*, owner, model: str) -> Workflow:
     if workflow is None:
         raise model_not_found(model)
     if workflow.published_version_id is None:
-        raise OpenAIError(404, f"workflow {workflow.pk} is not published yet: publish it to call it as a model", code="model_not_found", param="model")
+        raise OpenAIError(
+            404, f"workflow {workflow.pk} is not published yet: publish it to call it as a model", code="model_not_found", param="model"
+        )
     return workflow
 
 
@@ -173,7 +193,9 @@ def version_for(*, workflow: Workflow, pinned) -> WorkflowVersion:
     except versions.VersionNotFound as exc:
         raise OpenAIError(404, str(exc), code="version_not_found", param="version") from None
     if not any(isinstance(n, dict) and n.get("type") == "trigger.chat" for n in (version.graph or {}).get("nodes", [])):
-        raise OpenAIError(400, f"version {version.number} of workflow {workflow.pk} has no chat trigger", code="no_chat_trigger", param="model")
+        raise OpenAIError(
+            400, f"version {version.number} of workflow {workflow.pk} has no chat trigger", code="no_chat_trigger", param="model"
+        )
     return version
 
 
@@ -184,19 +206,31 @@ def spend_check(*, workflow: Workflow, spender: str, input_text: str) -> None:
         raise OpenAIError(429, refused.message, type="insufficient_quota", code="spend_limit_reached")
 
 
-def thread_for(*, workflow: Workflow, key: str | None, title: str) -> tuple[Thread, bool]:
-    """The thread of ``key`` (created if new), or a new thread with a fresh key; (thread, created)."""
+def participant_for(*, workflow: Workflow, user: str | None):
+    """The request's ``user`` is the participant (memory keyed by participant follows them)."""
+    try:
+        return participants.participant_for_call(workflow=workflow, value=user)
+    except participants.ParticipantInvalid as exc:
+        raise OpenAIError(400, exc.message.replace("'participant'", "user"), param="user", code=exc.code) from None
+
+
+def thread_for(*, workflow: Workflow, key: str | None, title: str, participant=None) -> tuple[Thread, bool]:
+    """The thread of ``key`` (created if new), or a new thread with a fresh key; (thread, created).
+    A thread of another participant than ``user`` is refused."""
     if key is None:
-        thread = Thread.objects.create(
-            workflow=workflow, owner_id=workflow.owner_id, title=title[:80], external_id="thr_" + secrets.token_urlsafe(18)
+        thread = threads.thread_create(
+            workflow=workflow, first_message=title, external_id="thr_" + secrets.token_urlsafe(18), participant=participant
         )
         return thread, True
     key = key.strip()
     if not key or len(key) > MAX_THREAD_KEY or not key.isprintable():
         raise OpenAIError(400, f"{THREAD_HEADER} must be 1 to {MAX_THREAD_KEY} printable characters", param=THREAD_HEADER)
-    return Thread.objects.get_or_create(
-        workflow=workflow, external_id=key, defaults={"owner_id": workflow.owner_id, "title": title[:80]}
-    )
+    thread, created = threads.thread_for_key(workflow=workflow, key=key, first_message=title, participant=participant)
+    try:
+        participants.thread_participant(thread=thread, participant=participant)
+    except participants.ParticipantMismatch as exc:
+        raise OpenAIError(409, f"{THREAD_HEADER} {key[:80]}: {exc.message}", param="user", code=exc.code) from None
+    return thread, created
 
 
 def thread_seed(*, thread: Thread, messages: list[dict]) -> None:
@@ -213,7 +247,11 @@ def completion_id(run_id: int) -> str:
 
 
 def usage_of(run) -> dict:
-    return {"prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "total_tokens": run.prompt_tokens + run.completion_tokens}
+    return {
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "total_tokens": run.prompt_tokens + run.completion_tokens,
+    }
 
 
 def completion(*, run, model: str, version: WorkflowVersion) -> dict:
@@ -228,7 +266,9 @@ def completion(*, run, model: str, version: WorkflowVersion) -> dict:
     }
 
 
-def chunk(*, run_id: int, model: str, version: WorkflowVersion, delta: dict, finish_reason: str | None = None, created: int | None = None) -> dict:
+def chunk(
+    *, run_id: int, model: str, version: WorkflowVersion, delta: dict, finish_reason: str | None = None, created: int | None = None
+) -> dict:
     return {
         "id": completion_id(run_id),
         "object": "chat.completion.chunk",
@@ -242,7 +282,9 @@ def chunk(*, run_id: int, model: str, version: WorkflowVersion, delta: dict, fin
 def run_error(run) -> OpenAIError:
     """A turn that did not give an answer, as an OpenAI error."""
     if not run.is_done:
-        return OpenAIError(503, f"the turn did not finish in time (run {run.pk} goes on; see it in Skein)", type="server_error", code="timeout")
+        return OpenAIError(
+            503, f"the turn did not finish in time (run {run.pk} goes on; see it in Skein)", type="server_error", code="timeout"
+        )
     if limits.is_refusal(run.error):
         return OpenAIError(429, run.error, type="insufficient_quota", code="spend_limit_reached")
     return OpenAIError(502, f"the workflow's run {run.pk} failed: {run.error}"[:4000], type="server_error", code="run_failed")

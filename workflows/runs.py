@@ -9,9 +9,10 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from . import locks, mode
+from . import locks, mode, threads
 from .analysis import InvalidWorkflow, graph_issues, trigger_node
 from .models import Run, Thread, Workflow, WorkflowVersion
+from .participants import thread_participant
 from .tasks import run_turn
 
 logger = logging.getLogger("skein.runs")
@@ -22,14 +23,25 @@ class NoTrigger(Exception):
 
 
 def run_create(
-    *, version: WorkflowVersion, trigger: str, input_text: str, payload: dict | None = None, thread: Thread | None = None,
-    trigger_node: str | None = None, idempotency_key: str | None = None, spender: str = "", trace_context: str = "",
+    *,
+    version: WorkflowVersion,
+    trigger: str,
+    input_text: str,
+    payload: dict | None = None,
+    thread: Thread | None = None,
+    trigger_node: str | None = None,
+    idempotency_key: str | None = None,
+    spender: str = "",
+    trace_context: str = "",
+    participant=None,
 ) -> Run:
-    """Create a run and enqueue its turn once the transaction commits."""
+    """Create a run and enqueue its turn once the transaction commits. ``participant`` (a
+    ``Participant``) is who talks; on a thread it must be the thread's (``participants``)."""
     run = Run.objects.create(
         workflow_id=version.workflow_id,
         version=version,
         thread=thread,
+        participant=thread_participant(thread=thread, participant=participant),
         trigger=trigger,
         trigger_node=trigger_node or _trigger_node(version, trigger),
         input=input_text,
@@ -78,14 +90,14 @@ def manual_start(*, workflow: Workflow, message: str) -> Run:
     return run_create(version=draft_for_run(workflow=workflow), trigger="manual", input_text=message)
 
 
-def chat_start(*, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None) -> Run:
+def chat_start(*, workflow: Workflow, message: str, thread: Thread | None, version: WorkflowVersion | None = None, participant=None) -> Run:
     """A participant's chat message: runs ``version`` (default: the draft) on the thread."""
     if version is None:
         version = draft_for_run(workflow=workflow)
     with transaction.atomic():
         if thread is None:
-            thread = Thread.objects.create(workflow=workflow, owner=workflow.owner, title=message[:80])
-        return run_create(version=version, trigger="chat", input_text=message, thread=thread)
+            thread = threads.thread_create(workflow=workflow, first_message=message, participant=participant)
+        return run_create(version=version, trigger="chat", input_text=message, thread=thread, participant=participant)
 
 
 def turns_recover(*, older_than_s: float = 60) -> list[int]:

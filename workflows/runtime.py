@@ -45,6 +45,7 @@ class TurnRuntime:
             workflow_id=run.workflow_id,
             run_id=run.id,
             thread_id=run.thread_id,
+            participant_id=run.participant_id,
             bind_model=self.bind_model,
             tokenizer_of=self.tokenizer_of,
             warn=self.warn,
@@ -112,8 +113,13 @@ class TurnRuntime:
     def node_started(self, node_id: str, node_type: str, input_text: str) -> None:
         self._position += 1
         self._steps[node_id] = RunStep(
-            run_id=self.run.pk, node=node_id, type=node_type, position=self._position, status=RunStep.Status.RUNNING,
-            input=storable(input_text), started=timezone.now(),
+            run_id=self.run.pk,
+            node=node_id,
+            type=node_type,
+            position=self._position,
+            status=RunStep.Status.RUNNING,
+            input=storable(input_text),
+            started=timezone.now(),
         )
         self.trace.node_started(node_id, node_type)
         self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
@@ -123,7 +129,14 @@ class TurnRuntime:
         self.trace.node_ended(node_id, "succeeded")
         self._publish(
             events.NODE_FINISHED,
-            {"node": node_id, "type": node_type, "status": "succeeded", "duration_ms": duration_ms, "output": output_text[:2000], "details": details},
+            {
+                "node": node_id,
+                "type": node_type,
+                "status": "succeeded",
+                "duration_ms": duration_ms,
+                "output": output_text[:2000],
+                "details": details,
+            },
         )
 
     def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:

@@ -63,7 +63,7 @@ def run_list(*, owner, workflow=None, trigger=None, status=None, thread=None) ->
 
 
 def run_get(*, owner, run_id) -> Run | None:
-    return Run.objects.filter(workflow__owner=owner, pk=run_id).prefetch_related("steps", "summarizations").first()
+    return Run.objects.filter(workflow__owner=owner, pk=run_id).prefetch_related("steps", "summarizations", "fact_extractions").first()
 
 
 MAX_DEFAULT_LISTINGS = 3
@@ -112,3 +112,27 @@ def _behaviour(graph) -> tuple:
         sorted(json.dumps([n.get("id"), n.get("type"), n.get("data")], sort_keys=True) for n in nodes if isinstance(n, dict)),
         sorted(json.dumps([e.get(k) for k in ("source", "sourceHandle", "target", "targetHandle")]) for e in edges if isinstance(e, dict)),
     )
+
+
+def participant_list(*, owner, workflow=None, search: str | None = None):
+    """The owner's participants, most recently seen first, with how many threads each has."""
+    from django.db.models import Count
+
+    from .models import Participant
+
+    query = Participant.objects.filter(owner=owner)
+    if workflow:
+        query = query.filter(Q(threads__workflow_id=workflow) | Q(runs__workflow_id=workflow)).distinct()
+    if search:
+        query = query.filter(external_id__icontains=search)
+    return query.annotate(thread_count=Count("threads", distinct=True)).order_by("-last_seen", "-id")
+
+
+def participant_get(*, owner, participant_id):
+    from .models import Participant
+
+    return Participant.objects.filter(owner=owner, pk=participant_id).first()
+
+
+def participant_threads(*, participant) -> QuerySet[Thread]:
+    return Thread.objects.filter(participant=participant).select_related("workflow").order_by("-updated", "-id")

@@ -34,8 +34,11 @@ def _connection_lost(exc: Exception) -> bool:
 
 
 @shared_task(
-    acks_late=True, reject_on_worker_lost=True, ignore_result=True,
-    soft_time_limit=settings.SKEIN_TURN_SOFT_TIME_LIMIT_S, time_limit=settings.SKEIN_TURN_TIME_LIMIT_S,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=settings.SKEIN_TURN_SOFT_TIME_LIMIT_S,
+    time_limit=settings.SKEIN_TURN_TIME_LIMIT_S,
 )
 def run_turn(run_id: int) -> None:
     """Thin: load by id and hand to the turn service. Safe to deliver twice."""

@@ -60,7 +60,10 @@ def configure() -> bool:
         provider = TracerProvider(resource=Resource.create({SERVICE_NAME: os.environ.get("OTEL_SERVICE_NAME", "skein")}))
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         trace.set_tracer_provider(provider)
-    logger.info("exporting traces over OTLP to %s", os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    logger.info(
+        "exporting traces over OTLP to %s",
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+    )
     return True
 
 
@@ -101,7 +104,8 @@ class RunTrace:
 
     def node_started(self, node_id: str, node_type: str) -> None:
         self._nodes[node_id] = self._tracer.start_span(
-            f"node {node_id}", context=trace.set_span_in_context(self.span),
+            f"node {node_id}",
+            context=trace.set_span_in_context(self.span),
             attributes={"skein.node.id": node_id, "skein.node.type": node_type},
         )
         self._current = node_id

@@ -1,4 +1,6 @@
-"""Threads as objects the owner manages: rename, and delete with everything that holds their words."""
+"""Threads: created in one place (every chat surface: the API, the widget, the stream, the
+OpenAI-compatible endpoint, conversation tests), renamed, and deleted with everything that holds
+their words."""
 
 from __future__ import annotations
 
@@ -11,6 +13,44 @@ from .models import Run, Thread
 
 class ThreadBusy(Exception):
     """A turn is queued or running on the thread."""
+
+
+TITLE_CHARS = 80  # a thread's title is its first message, cut here
+
+
+def thread_create(
+    *,
+    workflow,
+    first_message: str = "",
+    title: str | None = None,
+    participant=None,
+    widget_token: str | None = None,
+    external_id: str | None = None,
+) -> Thread:
+    """A new thread of ``workflow``, owned by its owner, titled ``title`` or its first message (cut
+    at ``TITLE_CHARS``); a widget visitor's has its ``widget_token``, a caller's its ``external_id``."""
+    return Thread.objects.create(
+        workflow=workflow,
+        owner_id=workflow.owner_id,
+        title=first_message[:TITLE_CHARS] if title is None else title,
+        participant=participant,
+        widget_token=widget_token,
+        external_id=external_id,
+    )
+
+
+def thread_for_key(*, workflow, key: str, first_message: str = "", title: str | None = None, participant=None) -> tuple[Thread, bool]:
+    """The thread a caller names by its own ``key`` (a webhook's ``thread``, ``X-Skein-Thread``),
+    created with it if new (titled as ``thread_create`` titles); (thread, created)."""
+    return Thread.objects.get_or_create(
+        workflow=workflow,
+        external_id=key,
+        defaults={
+            "owner_id": workflow.owner_id,
+            "title": first_message[:TITLE_CHARS] if title is None else title,
+            "participant": participant,
+        },
+    )
 
 
 def thread_rename(*, thread: Thread, title: str) -> Thread:

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 
-from . import beat, runs, versions
+from . import beat, participants, runs, threads, versions
 from .analysis import version_analysis
 from .models import Run, SeenSignature, Thread, Webhook, Workflow, WorkflowVersion, new_signing_secret, new_webhook_token
 from .text import BadJSON, parse_json
@@ -80,7 +80,11 @@ def _schedule_upsert(workflow: Workflow, node_id: str, params) -> None:
     else:
         minute, hour, day_of_month, month, day_of_week = params.cron.split()
         crontab, _ = CrontabSchedule.objects.get_or_create(
-            minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week,
+            minute=minute,
+            hour=hour,
+            day_of_month=day_of_month,
+            month_of_year=month,
+            day_of_week=day_of_week,
             timezone=zoneinfo.ZoneInfo(params.timezone),
         )
         fields.update(crontab=crontab, interval=None)
@@ -232,11 +236,22 @@ def webhook_fire(*, token: str, call: WebhookCall) -> tuple[Run, bool]:
                 earlier = Run.objects.filter(workflow=workflow, trigger_node=webhook.node, idempotency_key=key).first()
                 if earlier is not None:
                     return _same_request(earlier, payload, message), False
+            participant = _payload_participant(workflow, payload.get("participant"))
             thread = _payload_thread(workflow, payload.get("thread"))
-            run = runs.run_create(
-                version=version, trigger="webhook", trigger_node=webhook.node, input_text=message, payload=payload,
-                thread=thread, idempotency_key=key, trace_context=call.traceparent,
-            )
+            try:
+                run = runs.run_create(
+                    version=version,
+                    trigger="webhook",
+                    trigger_node=webhook.node,
+                    input_text=message,
+                    payload=payload,
+                    thread=thread,
+                    idempotency_key=key,
+                    trace_context=call.traceparent,
+                    participant=participant,
+                )
+            except participants.ParticipantInvalid as exc:
+                raise WebhookRejected(409 if isinstance(exc, participants.ParticipantMismatch) else 400, exc.message) from None
             if signed:
                 SeenSignature.objects.filter(webhook=webhook, signature=signed[0]).update(run=run)
     except IntegrityError:
@@ -276,15 +291,23 @@ def _same_request(earlier: Run, payload: dict, message: str) -> Run:
     return earlier
 
 
+def _payload_participant(workflow: Workflow, value):
+    """``participant`` in a payload names who is talking: memory keyed by participant follows them."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    try:
+        return participants.participant_for_call(workflow=workflow, value=value)
+    except participants.ParticipantInvalid as exc:
+        raise WebhookRejected(400, exc.message) from None
+
+
 def _payload_thread(workflow: Workflow, name) -> Thread | None:
     """``thread`` in a payload names a conversation by the caller's own key; it continues its memory."""
     if name in (None, ""):
         return None
     if not isinstance(name, (str, int)) or len(str(name)) > 200:
         raise WebhookRejected(400, "'thread' must be a string (or number) of at most 200 characters")
-    thread, _ = Thread.objects.get_or_create(
-        workflow=workflow, external_id=str(name), defaults={"owner": workflow.owner, "title": f"webhook: {name}"[:200]}
-    )
+    thread, _ = threads.thread_for_key(workflow=workflow, key=str(name), title=f"webhook: {name}"[:200])
     return thread
 
 
@@ -301,12 +324,8 @@ def schedule_fire(*, workflow_id: int, node: str) -> Run | None:
     with transaction.atomic():
         # Lock the workflow row so two ticks cannot both see "nothing running".
         Workflow.objects.select_for_update().filter(pk=workflow_id).first()
-        busy = Run.objects.filter(
-            workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
-        ).exists()
+        busy = Run.objects.filter(workflow_id=workflow_id, trigger_node=node, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).exists()
         if busy:
             logger.info("schedule %s/%s: previous run still going, tick skipped", workflow_id, node)
             return None
-        return runs.run_create(
-            version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input
-        )
+        return runs.run_create(version=workflow.published_version, trigger="schedule", trigger_node=node, input_text=params.input)

@@ -122,15 +122,14 @@ def run_execute(*, run_id: int) -> None:
         _finish(run, error=refusal, runtime=runtime)
         return
     try:
-        result = execute(
-            version_analysis(run.version), trigger_id=run.trigger_node, input_value=FlowValue(run.input), services=runtime
-        )
+        result = execute(version_analysis(run.version), trigger_id=run.trigger_node, input_value=FlowValue(run.input), services=runtime)
     except RunFailed as exc:
         _finish(run, error=exc.message if not exc.node_id else f"{exc.node_id}: {exc.message}", runtime=runtime)
     except Exception as exc:  # never leave a run RUNNING because of a bug: fail it, loudly
         logger.exception("run %s crashed", run.pk)
         _finish(run, error=f"internal error: {type(exc).__name__}: {exc}", runtime=runtime)
     else:
+        runtime.memory.after_turn()  # memory.facts learn from the turn (bounded; a failure only warns)
         _finish(run, reply=result.reply, cut=result.cut, runtime=runtime)
 
 

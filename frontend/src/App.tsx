@@ -17,6 +17,8 @@ const ComparePage = lazy(() => import('./tests/ComparePage').then((m) => ({ defa
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
 const ThreadsPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadsPage })));
 const ThreadPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadPage })));
+const ParticipantsPage = lazy(() => import('./participants/ParticipantsPage').then((m) => ({ default: m.ParticipantsPage })));
+const ParticipantPage = lazy(() => import('./participants/ParticipantsPage').then((m) => ({ default: m.ParticipantPage })));
 const AccountPage = lazy(() => import('./auth/AccountPage').then((m) => ({ default: m.AccountPage })));
 
 function shell(page: ReactNode): ReactNode {
@@ -36,6 +38,8 @@ function routeFor(pathname: string): ReactNode {
   if ((params = match('/threads/:id/memory', pathname))) return shell(<MemoryPage key={params.id} threadId={Number(params.id)} />);
   if (match('/threads', pathname)) return shell(<ThreadsPage />);
   if ((params = match('/threads/:id', pathname))) return shell(<ThreadPage key={params.id} threadId={Number(params.id)} />);
+  if (match('/participants', pathname)) return shell(<ParticipantsPage />);
+  if ((params = match('/participants/:id', pathname))) return shell(<ParticipantPage key={params.id} participantId={Number(params.id)} />);
   if ((params = match('/test-runs/:id', pathname))) return shell(<TestRunPage key={params.id} testRunId={Number(params.id)} />);
   if ((params = match('/test-runs/:a/compare/:b', pathname))) return shell(<ComparePage key={pathname} a={Number(params.a)} b={Number(params.b)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);

@@ -39,7 +39,9 @@ def owner(daphne, user, provider):
     from rest_framework.authtoken.models import Token
 
     http = httpx.Client(base_url=daphne, headers={"Authorization": f"Token {Token.objects.create(user=user).key}"}, timeout=60)
-    workflow = http.post("/api/workflows/", json={"name": "Order bot", "graph": chat_graph(provider.pk, memory={"type": "memory.buffer"})}).json()
+    workflow = http.post(
+        "/api/workflows/", json={"name": "Order bot", "graph": chat_graph(provider.pk, memory={"type": "memory.buffer"})}
+    ).json()
     assert workflow["errors"] == []
     yield http, workflow
     http.close()
@@ -119,10 +121,19 @@ def test_compare_the_draft_with_the_published_version(browser_page, owner, provi
     page = browser_page
     http, workflow = owner
     assert http.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
-    http.patch(f"/api/workflows/{workflow['id']}/", json={"revision": workflow["revision"], "graph": chat_graph(provider.pk, system_prompt="Be terse.")})
-    http.post(f"/api/workflows/{workflow['id']}/tests/", json={"name": "keeps its prompt", "turns": [
-        {"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "You are a test bot."}}]},
-    ]})
+    http.patch(
+        f"/api/workflows/{workflow['id']}/",
+        json={"revision": workflow["revision"], "graph": chat_graph(provider.pk, system_prompt="Be terse.")},
+    )
+    http.post(
+        f"/api/workflows/{workflow['id']}/tests/",
+        json={
+            "name": "keeps its prompt",
+            "turns": [
+                {"message": "hi", "expect": [{"sent_contains": {"node": "agent", "text": "You are a test bot."}}]},
+            ],
+        },
+    )
 
     log_in(page, "alice", "alice-password")
     page.goto(f"/workflows/{workflow['id']}?tab=tests")

@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def a_chatbot(page, fake_llm, name="Support"):
-    provider = api_post(page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "test"})
+    provider = api_post(
+        page, "/api/providers/", {"name": "fake", "kind": "openai_compatible", "api_base": fake_llm.base_url, "api_key": "test"}
+    )
     return api_post(page, "/api/workflows/", {"name": name, "graph": chatbot_graph(provider["id"], "memory.buffer")})
 
 

@@ -207,6 +207,8 @@ def test_the_share_panel_says_when_no_scheduler_runs(page, provider):
     open_workflow(page, graph)
     page.get_by_role("button", name="Publish", exact=True).click()
     card = page.get_by_role("dialog", name="Share & triggers").get_by_test_id("trigger-tick")
-    expect(card.get_by_test_id("scheduler-warning")).to_have_text("⚠ schedules are not running: start Skein with make run (its server fires them)")
+    expect(card.get_by_test_id("scheduler-warning")).to_have_text(
+        "⚠ schedules are not running: start Skein with make run (its server fires them)"
+    )
     expect(card.get_by_test_id("scheduler-warning").locator("code")).to_have_text("make run")
     assert page.js_errors == []

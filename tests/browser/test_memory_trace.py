@@ -78,7 +78,9 @@ def test_the_memory_inspector_edits_a_summary(page, user, provider, fake_llm):
     workflow = api_post(page, "/api/workflows/", {"name": "Tea bot", "graph": summarizing_graph(provider.pk)})
     thread = None
     for message in ("I am Ada", "I like tea", "What do I like?"):
-        thread = api_post(page, f"/api/workflows/{workflow['id']}/chat/", {"message": message, **({"thread": thread} if thread else {})})["thread"]
+        thread = api_post(page, f"/api/workflows/{workflow['id']}/chat/", {"message": message, **({"thread": thread} if thread else {})})[
+            "thread"
+        ]
 
     page.goto(f"/threads/{thread}/memory")
     box = page.get_by_test_id("summary-mem")

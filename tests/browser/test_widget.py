@@ -73,7 +73,10 @@ def visitor(chromium):
 
 def allow(server, origins):
     response = httpx.patch(
-        f"{server['base']}/api/workflows/{server['workflow']}/widget/", json={"allowed_origins": origins}, headers=server["auth"], timeout=60
+        f"{server['base']}/api/workflows/{server['workflow']}/widget/",
+        json={"allowed_origins": origins},
+        headers=server["auth"],
+        timeout=60,
     )
     assert response.status_code == 200, response.text
 
@@ -139,7 +142,12 @@ def test_chat_stream_reload_and_continue(server, site, visitor, fake_llm):
     expect_reply(page, 3, "From ten euros.")
     expect(messages(page)).to_have_count(4)
     assert Thread.objects.count() == 1
-    assert list(Thread.objects.get().messages.values_list("content", flat=True)) == ["Opening hours?", REPLY, "And prices?", "From ten euros."]
+    assert list(Thread.objects.get().messages.values_list("content", flat=True)) == [
+        "Opening hours?",
+        REPLY,
+        "And prices?",
+        "From ten euros.",
+    ]
 
     # Keyboard: Escape closes the dialog and gives focus back to the launcher.
     page.keyboard.press("Escape")
@@ -205,10 +213,14 @@ def strict_site(tmp_path, server):
     snippet = settings["embed_snippet"].replace("async>", 'async data-title="Shop helper">')
     root = tmp_path / "strict"
     root.mkdir()
-    (root / "index.html").write_text(f"<!doctype html><html><head><title>A strict shop</title></head><body><h1>A shop</h1>{snippet}</body></html>")
+    (root / "index.html").write_text(
+        f"<!doctype html><html><head><title>A strict shop</title></head><body><h1>A shop</h1>{snippet}</body></html>"
+    )
     skein = server["base"]
-    policy = (f"default-src 'none'; script-src {skein}; connect-src {skein} {skein.replace('http://', 'ws://')}; "
-              "style-src 'none'; img-src 'none'; base-uri 'none'")
+    policy = (
+        f"default-src 'none'; script-src {skein}; connect-src {skein} {skein.replace('http://', 'ws://')}; "
+        "style-src 'none'; img-src 'none'; base-uri 'none'"
+    )
 
     class Handler(SimpleHTTPRequestHandler):
         def end_headers(self):
@@ -234,7 +246,9 @@ def test_the_widget_works_on_a_page_with_a_strict_content_security_policy(server
     page.goto(strict_site["url"])
     dialog = open_widget(page)
     # the widget is styled (its stylesheet is a constructed one, which the page's policy allows)
-    position = page.evaluate("getComputedStyle(document.querySelector('[data-skein-widget]').shadowRoot.querySelector('.launcher')).position")
+    position = page.evaluate(
+        "getComputedStyle(document.querySelector('[data-skein-widget]').shadowRoot.querySelector('.launcher')).position"
+    )
     assert position == "fixed"
     expect(dialog).to_be_visible()
     page.get_by_role("textbox", name="Message").fill("When are you open?")

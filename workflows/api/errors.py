@@ -16,6 +16,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from workflows.analysis import InvalidWorkflow
 from workflows.engine.graph import GraphShapeError
+from workflows.participants import ParticipantInvalid, ParticipantMismatch
 from workflows.runs import NoTrigger
 from workflows.services import StaleRevision
 
@@ -47,6 +48,10 @@ def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return Response({"detail": f"the body is larger than {limit} bytes"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, ParticipantMismatch):
+        return Response({"detail": exc.message, "code": exc.code, "participant": [exc.message]}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, ParticipantInvalid):
+        return Response({"detail": exc.message, "code": exc.code, "participant": [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, NoTrigger):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     unavailable = unavailable_answer(exc)

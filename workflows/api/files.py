@@ -19,7 +19,11 @@ MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded
 class ExportView(APIView):
     """The workflow's draft as a file: no secrets, no database ids (providers by name and kind)."""
 
-    @extend_schema(responses={200: {"type": "object", "properties": {"skein": {"type": "integer"}, "name": {"type": "string"}, "graph": {"type": "object"}}}})
+    @extend_schema(
+        responses={
+            200: {"type": "object", "properties": {"skein": {"type": "integer"}, "name": {"type": "string"}, "graph": {"type": "object"}}}
+        }
+    )
     def get(self, request, pk: int):
         workflow = workflow_or_404(request, pk)
         response = Response(files.workflow_export(workflow=workflow))
@@ -35,7 +39,10 @@ class ImportView(APIView):
     parser_classes = [RawBodyParser]
 
     @extend_schema(
-        request={"application/json": {"type": "object"}, "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+        request={
+            "application/json": {"type": "object"},
+            "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}},
+        },
         parameters=[OpenApiParameter("name", str, description="a name for the new workflow (default: the file's)")],
         responses={201: WorkflowOutput, 400: OpenApiResponse(description="the file cannot be imported (`detail` says why)")},
     )

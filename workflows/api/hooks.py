@@ -43,7 +43,9 @@ class WebhookView(APIView):
             OpenApiParameter("traceparent", str, OpenApiParameter.HEADER, description="W3C trace context: the run's trace continues it"),
             OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, description="a repeated key returns the first run"),
             OpenApiParameter(triggers.TIMESTAMP_HEADER, str, OpenApiParameter.HEADER),
-            OpenApiParameter(triggers.SIGNATURE_HEADER, str, OpenApiParameter.HEADER, description="sha256=HMAC(secret, '<timestamp>.<body>')"),
+            OpenApiParameter(
+                triggers.SIGNATURE_HEADER, str, OpenApiParameter.HEADER, description="sha256=HMAC(secret, '<timestamp>.<body>')"
+            ),
         ],
         responses={202: {"type": "object", "properties": {"run": {"type": "integer"}}}, 200: TurnResultSerializer},
     )

@@ -10,7 +10,9 @@ from workflows.lookups import workflow_or_404
 
 
 class LimitSerializer(serializers.Serializer):
-    tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10**12, help_text="tokens a day (prompt + completion)")
+    tokens = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=10**12, help_text="tokens a day (prompt + completion)"
+    )
     cost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=10**6, help_text="US dollars a day")
 
 

@@ -24,7 +24,7 @@ from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.authtoken.models import Token
 
-from workflows import events, openai_compat, runs, selectors, telemetry, versions, widget
+from workflows import analysis, events, openai_compat, runs, selectors, telemetry, versions
 from workflows.limits import spender_caller
 from workflows.models import Run
 from workflows.openai_compat import OpenAIError
@@ -62,10 +62,16 @@ def openai_view(view):
         except tuple(UNAVAILABLE) as exc:
             service = next(name for kind, name in UNAVAILABLE.items() if isinstance(exc, kind))
             logger.warning("%s is unavailable: %s: %s", service, type(exc).__name__, exc)
-            return _response(OpenAIError(
-                503, f"{service} is unavailable right now; try again in a moment", type="server_error", code="unavailable",
-                retry=True, headers={"Retry-After": "5"},
-            ))
+            return _response(
+                OpenAIError(
+                    503,
+                    f"{service} is unavailable right now; try again in a moment",
+                    type="server_error",
+                    code="unavailable",
+                    retry=True,
+                    headers={"Retry-After": "5"},
+                )
+            )
         except Exception:
             logger.exception("/v1 request failed")
             return _response(OpenAIError(500, "internal error", type="server_error", code="internal_error"))
@@ -109,9 +115,11 @@ def chat_completions(request):
     run_fields = {"spender": spender, "trace_context": telemetry.incoming_traceparent(request.headers)}
     headers = {"X-Skein-Version": str(version.number)}
 
+    participant = openai_compat.participant_for(workflow=workflow, user=chat.user)
+    run_fields["participant"] = participant
     if chat.stream:
         with transaction.atomic():
-            thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input)
+            thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input, participant=participant)
             if created:
                 openai_compat.thread_seed(thread=thread, messages=chat.earlier)
         response = StreamingHttpResponse(
@@ -126,12 +134,10 @@ def chat_completions(request):
         return response
 
     with transaction.atomic():
-        thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input)
+        thread, created = openai_compat.thread_for(workflow=workflow, key=key, title=chat.input, participant=participant)
         if created:
             openai_compat.thread_seed(thread=thread, messages=chat.earlier)
-        run = runs.run_create(
-            version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields
-        )
+        run = runs.run_create(version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields)
     run = turn_wait(run=run)
     headers |= {openai_compat.THREAD_HEADER: thread.external_id, "X-Skein-Run": str(run.pk)}
     if run.status != Run.Status.SUCCEEDED:
@@ -150,7 +156,7 @@ def _sse(data) -> str:
 
 async def _chunks(*, version, thread, chat, payload, run_fields):
     """The turn's events as ``chat.completion.chunk`` SSE: the reply's tokens as they come."""
-    reply_nodes = widget.reply_nodes(version.graph)
+    reply_nodes = analysis.reply_nodes(version)
     outputs = sum(1 for n in version.graph.get("nodes", []) if isinstance(n, dict) and n.get("type") == "output")
     # Tokens go out live when one model writes the reply; otherwise the reply goes out whole.
     live = len(reply_nodes) == 1 and outputs == 1
@@ -174,7 +180,7 @@ async def _chunks(*, version, thread, chat, payload, run_fields):
             elif kind == events.RUN_FINISHED:
                 reply, sent = data.get("reply") or "", "".join(streamed)
                 if reply != sent and reply.startswith(sent):
-                    yield chunk({"content": reply[len(sent):]})
+                    yield chunk({"content": reply[len(sent) :]})
                 yield chunk({}, "stop")
                 if chat.include_usage:
                     run = await database_sync_to_async(Run.objects.get)(pk=run_id)

@@ -124,6 +124,8 @@ class ProviderDraftTestView(APIView):
         data = ProviderDraftTestInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        provider = Provider(owner=request.user, name=values.get("name") or "draft", kind=values["kind"], api_base=values.get("api_base") or "")
+        provider = Provider(
+            owner=request.user, name=values.get("name") or "draft", kind=values["kind"], api_base=values.get("api_base") or ""
+        )
         provider.api_key = values.get("api_key") or ""
         return Response(connection_test.connection_test(provider=provider, model=values.get("model", "")))

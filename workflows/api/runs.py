@@ -44,6 +44,7 @@ class RunSummaryOutput(serializers.Serializer):
     status = serializers.CharField()
     trigger = serializers.CharField()
     thread = serializers.IntegerField(source="thread_id", allow_null=True)
+    participant = serializers.IntegerField(source="participant_id", allow_null=True)
     input = serializers.CharField()
     output = serializers.CharField()
     error = serializers.CharField()
@@ -57,23 +58,36 @@ class RunSummaryOutput(serializers.Serializer):
     cost = serializers.FloatField()
 
 
-class SummarizationOutput(serializers.Serializer):
+class MemoryCallOutput(serializers.Serializer):
+    """A memory's own model call (a summarization, a fact extraction)."""
+
     node = serializers.CharField(source="memory_node")
     status = serializers.CharField()
     model = serializers.CharField()
-    from_seq = serializers.IntegerField()
-    through_seq = serializers.IntegerField()
-    message_count = serializers.IntegerField()
     prompt_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
     duration_ms = serializers.IntegerField()
     error = serializers.CharField()
+
+
+class SummarizationOutput(MemoryCallOutput):
+    from_seq = serializers.IntegerField()
+    through_seq = serializers.IntegerField()
+    message_count = serializers.IntegerField()
     messages = SentMessageOutput(many=True, help_text="exactly what the summarizer was sent")
+
+
+class FactExtractionOutput(MemoryCallOutput):
+    added = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    messages = SentMessageOutput(many=True, help_text="exactly what the extracting model was sent")
+    reply = serializers.CharField(allow_blank=True, help_text="what it answered")
 
 
 class RunOutput(RunSummaryOutput):
     steps = StepOutput(many=True)
     summarizations = SummarizationOutput(many=True)
+    extractions = FactExtractionOutput(many=True, source="fact_extractions", help_text="memory.facts extraction requests after the turn")
 
 
 class RunListView(APIView):

@@ -21,7 +21,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
-from workflows import events, widget
+from workflows import events, participants, streams, widget
 from workflows.lookups import thread_or_404, workflow_or_404
 from workflows.models import Run
 
@@ -35,6 +35,7 @@ TERMINAL = (events.RUN_FINISHED, events.RUN_FAILED)
 class StreamInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
     thread = serializers.IntegerField(required=False, allow_null=True, help_text="continue this thread (yours, of this workflow)")
+    participant = serializers.JSONField(required=False, allow_null=True, help_text="who is talking (as in /chat/)")
     version = serializers.ChoiceField(
         choices=["draft", "published"], default="draft", help_text="run the draft (like /chat/) or the published version"
     )
@@ -95,12 +96,14 @@ class ChatStreamView(APIView):
         if data.validated_data.get("thread"):
             thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
         try:
-            version = widget.stream_version(workflow=workflow, version=data.validated_data["version"])
+            version = streams.stream_version(workflow=workflow, version=data.validated_data["version"])
         except widget.WidgetError as exc:
             raise Refused(exc) from None
-        thread = widget.stream_thread(workflow=workflow, thread=thread, message=message)
+        participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
+        participant = participants.thread_participant(thread=thread, participant=participant)  # refused before streaming
+        thread = streams.stream_thread(workflow=workflow, thread=thread, message=message, participant=participant)
         response = StreamingHttpResponse(
-            turn_events(version=version, thread=thread, message=message), content_type="text/event-stream"
+            turn_events(version=version, thread=thread, message=message, participant=participant), content_type="text/event-stream"
         )
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
@@ -122,9 +125,9 @@ def sse(event_type: str, data: dict) -> str:
     return f"event: {event_type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-async def turn_events(*, version, thread, message: str, timeout: float | None = None):
+async def turn_events(*, version, thread, message: str, timeout: float | None = None, participant=None):
     """Subscribe to the thread, start the run, and yield its events as SSE until it ends."""
-    async with aclosing(turn_feed(version=version, thread=thread, message=message, timeout=timeout)) as feed:
+    async with aclosing(turn_feed(version=version, thread=thread, message=message, timeout=timeout, participant=participant)) as feed:
         async for event_type, data in feed:
             if event_type == OPEN:
                 yield ": stream open\n\n"
@@ -146,7 +149,7 @@ async def turn_feed(*, version, thread, message: str, timeout: float | None = No
     await layer.group_add(group, channel)
     stream_id = secrets.token_hex(12)
     start = asyncio.ensure_future(
-        database_sync_to_async(widget.stream_run_start, thread_sensitive=False, executor=widget.turn_executor)(
+        database_sync_to_async(streams.stream_run_start, thread_sensitive=False, executor=streams.turn_executor)(
             version=version, thread=thread, message=message, stream_id=stream_id, payload=payload, **run_fields
         )
     )
@@ -156,7 +159,8 @@ async def turn_feed(*, version, thread, message: str, timeout: float | None = No
     start.add_done_callback(_starts.discard)
     receive: asyncio.Future | None = None
     run_id: int | None = None
-    owners: dict[int, bool] = {}
+    owners: dict[int, bool] = {}  # run id -> started by this stream
+    seen = streams.ConnectionRuns()
     try:
         yield OPEN, None
         while True:
@@ -203,8 +207,7 @@ async def turn_feed(*, version, thread, message: str, timeout: float | None = No
                     if run_id is not None:
                         owners[rid] = rid == run_id
                     else:
-                        marker = await database_sync_to_async(widget.run_marker)(run_id=rid)
-                        owners[rid] = marker["stream"] == stream_id
+                        owners[rid] = (await seen.marks(rid)).stream == stream_id
                         if owners[rid]:
                             yield "accepted", {"run": rid, "thread": thread.pk}
                 if not owners[rid]:

@@ -28,6 +28,9 @@ class ThreadOutput(serializers.Serializer):
     key = serializers.CharField(source="external_id", allow_null=True, help_text="the caller's key (webhook `thread`, X-Skein-Thread)")
     source = serializers.SerializerMethodField(help_text="widget, api (a key of the caller's) or chat")
     message_count = serializers.IntegerField(source="last_seq")
+    participant = serializers.IntegerField(
+        source="participant_id", allow_null=True, help_text="who talks on it (GET /api/participants/{id}/)"
+    )
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import auth, files, hooks, limits, provider_models, providers, runs, stream, threads, versions, widget, workflows
+from . import auth, files, hooks, limits, participants, provider_models, providers, runs, stream, threads, versions, widget, workflows
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -37,4 +37,8 @@ urlpatterns = [
     path("threads/", threads.ThreadListView.as_view()),
     path("threads/<int:pk>/", threads.ThreadDetailView.as_view()),
     path("threads/<int:pk>/messages/", threads.ThreadMessagesView.as_view()),
+    path("participants/", participants.ParticipantListView.as_view()),
+    path("participants/<int:pk>/", participants.ParticipantDetailView.as_view()),
+    path("participants/<int:pk>/facts/", participants.ParticipantFactsView.as_view()),
+    path("facts/<int:pk>/", participants.FactDetailView.as_view()),
 ]

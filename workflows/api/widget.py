@@ -17,8 +17,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import widget
+from workflows import participants, widget
 from workflows.lookups import workflow_or_404
+from workflows.origins import origin_allowed, origin_normalize
 
 WIDGET_SCRIPT = settings.BASE_DIR / "frontend" / "widget" / "dist" / "skein-widget.js"
 
@@ -41,20 +42,29 @@ class WidgetSettingsOutput(serializers.Serializer):
     theme = ThemeSerializer()
     script_url = serializers.CharField()
     embed_snippet = serializers.CharField()
+    identity_secret = serializers.CharField(
+        help_text="sign a logged-in user's id with it on your server: data-participant-signature = hex HMAC-SHA256(id, secret)"
+    )
 
 
 class WidgetSettingsInput(serializers.Serializer):
     allowed_origins = serializers.ListField(
-        child=serializers.CharField(max_length=300), required=False, max_length=100,
+        child=serializers.CharField(max_length=300),
+        required=False,
+        max_length=100,
         help_text="scheme://host[:port] each; https://*.example.com allows its subdomains; [] allows any site",
     )
     theme = ThemeSerializer(required=False)
 
     def validate_allowed_origins(self, value):
         try:
-            return [widget.origin_normalize(origin) for origin in value]
+            return [origin_normalize(origin) for origin in value]
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from None
+
+
+class WidgetRotateInput(serializers.Serializer):
+    rotate = serializers.ChoiceField(choices=["public_key", "identity_secret"], default="public_key")
 
 
 def settings_data(request, workflow) -> dict:
@@ -67,6 +77,7 @@ def settings_data(request, workflow) -> dict:
             "theme": workflow.widget_theme or {},
             "script_url": script_url,
             "embed_snippet": f'<script src="{script_url}" data-key="{workflow.public_key}" async></script>',
+            "identity_secret": participants.identity_secret(workflow=workflow),
         }
     ).data
 
@@ -88,9 +99,19 @@ class WidgetSettingsView(APIView):
         )
         return Response(settings_data(request, workflow))
 
-    @extend_schema(request=None, responses={201: WidgetSettingsOutput}, description="Rotate the public key.")
+    @extend_schema(
+        request=WidgetRotateInput,
+        responses={201: WidgetSettingsOutput},
+        description='Rotate the public key, or (`{"rotate": "identity_secret"}`) the identity secret.',
+    )
     def post(self, request, pk: int):
-        workflow = widget.widget_key_rotate(workflow=workflow_or_404(request, pk))
+        workflow = workflow_or_404(request, pk)
+        data = WidgetRotateInput(data=request.data or {})
+        data.is_valid(raise_exception=True)
+        if data.validated_data["rotate"] == "identity_secret":
+            participants.identity_secret_rotate(workflow=workflow)
+        else:
+            workflow = widget.widget_key_rotate(workflow=workflow)
         return Response(settings_data(request, workflow), status=status.HTTP_201_CREATED)
 
 
@@ -119,7 +140,7 @@ class WidgetPublicConfigView(APIView):
         workflow = widget.workflow_by_key(public_key=public_key)
         if workflow is None:
             body, code = {"code": "unknown_key", "detail": "This chat widget does not exist (check data-key)."}, 404
-        elif not widget.origin_allowed(workflow=workflow, origin=request.headers.get("Origin")):
+        elif not origin_allowed(workflow=workflow, origin=request.headers.get("Origin")):
             body, code = {"code": "origin_not_allowed", "detail": "This site is not allowed to use this chat widget."}, 403
         elif workflow.published_version_id is None:
             body, code = {"code": "not_published", "detail": "This chatbot is not published yet."}, 409

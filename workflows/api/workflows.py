@@ -8,7 +8,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import runs, selectors, services, triggers
+from workflows import participants, runs, selectors, services, triggers
 from workflows.analysis import graph_issues
 from workflows.conversation_tests.api import publish
 from workflows.engine.registry import all_node_types
@@ -35,7 +35,9 @@ class WorkflowOutput(WorkflowListItem):
     """A workflow as the editor opens it (``workflow_detail``): the draft with its problems."""
 
     errors = IssueSerializer(many=True)
-    unpublished_changes = serializers.BooleanField(help_text="the draft differs from the published version (which webhooks, schedules and the widget run)")
+    unpublished_changes = serializers.BooleanField(
+        help_text="the draft differs from the published version (which webhooks, schedules and the widget run)"
+    )
     triggers = serializers.ListField(child=serializers.DictField())
 
 
@@ -85,7 +87,9 @@ class NodeTypeOutput(serializers.Serializer):
     outputs = serializers.ListField(child=serializers.DictField())
     dynamic_outputs = serializers.CharField(allow_null=True)
     is_trigger = serializers.BooleanField()
-    summary = serializers.ListField(child=serializers.CharField(), help_text='what the editor shows under the title: parts like "{model}" naming a param')
+    summary = serializers.ListField(
+        child=serializers.CharField(), help_text='what the editor shows under the title: parts like "{model}" naming a param'
+    )
     params_schema = serializers.DictField()
 
 
@@ -106,7 +110,9 @@ class WorkflowListView(APIView):
     @extend_schema(responses={200: WorkflowListItem(many=True)})
     def get(self, request):
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self)
+        page = paginator.paginate_queryset(
+            selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self
+        )
         return paginator.get_paginated_response(WorkflowListItem(page, many=True).data)
 
     @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})
@@ -156,6 +162,11 @@ class PublishView(APIView):
 class ChatInput(serializers.Serializer):
     message = serializers.CharField(max_length=100_000, trim_whitespace=False)
     thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
+    participant = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="who is talking (at most 200 printable characters): memory keyed by participant follows them across threads",
+    )
 
 
 class ChatView(APIView):
@@ -169,7 +180,8 @@ class ChatView(APIView):
         thread = None
         if data.validated_data.get("thread"):
             thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
-        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread)
+        participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
+        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
         return wait_answer(request, run, answer="turn", timeout=settings.SKEIN_CHAT_WAIT_S)
 
 

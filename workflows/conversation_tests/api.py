@@ -85,8 +85,13 @@ def test_data(test: ConversationTest, targets, last=None) -> dict:
         "name": test.name,
         "turns": test.turns,
         "errors": selectors.test_errors(test=test, targets=targets),
-        "last": None if last is None else {
-            "test_run": last.test_run_id, "version": last.test_run.version_label, "status": last.status, "finished": last.finished,
+        "last": None
+        if last is None
+        else {
+            "test_run": last.test_run_id,
+            "version": last.test_run.version_label,
+            "status": last.status,
+            "finished": last.finished,
         },
         "created": test.created,
         "updated": test.updated,
@@ -104,7 +109,9 @@ class CheckResultOutput(serializers.Serializer):
     passed = serializers.BooleanField(allow_null=True, help_text="null when the check could not be decided (status error)")
     status = serializers.CharField(help_text="passed, failed or error")
     detail = serializers.CharField(help_text="why: the expected text and the reply, the judge's reason, ...")
-    sent = serializers.ListField(child=serializers.DictField(), required=False, help_text="a failed sent_* check: what the node's model was sent")
+    sent = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="a failed sent_* check: what the node's model was sent"
+    )
 
 
 class UsageOutput(serializers.Serializer):
@@ -160,21 +167,41 @@ class TestRunOutput(TestRunSummaryOutput):
 
 def _result_data(result) -> dict:
     return {
-        "id": result.pk, "test": result.test_id, "name": result.name, "status": result.status, "error": result.error,
-        "thread": result.thread_id, "script": result.script, "turns": result.turns, "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens, "cost": result.cost, "duration_ms": result.duration_ms,
+        "id": result.pk,
+        "test": result.test_id,
+        "name": result.name,
+        "status": result.status,
+        "error": result.error,
+        "thread": result.thread_id,
+        "script": result.script,
+        "turns": result.turns,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "cost": result.cost,
+        "duration_ms": result.duration_ms,
     }
 
 
 def test_run_data(test_run: TestRun, *, results: bool = True) -> dict:
     rows = list(test_run.results.all()) if results else None
     data = {
-        "id": test_run.pk, "workflow": test_run.workflow_id, "status": test_run.status, "version": test_run.version_label,
-        "draft_revision": test_run.draft_revision, "purpose": test_run.purpose, "error": test_run.error,
+        "id": test_run.pk,
+        "workflow": test_run.workflow_id,
+        "status": test_run.status,
+        "version": test_run.version_label,
+        "draft_revision": test_run.draft_revision,
+        "purpose": test_run.purpose,
+        "error": test_run.error,
         "total": len(rows) if rows is not None else test_run.results.count(),
-        "passed": test_run.passed, "failed": test_run.failed, "errors": test_run.errors,
-        "prompt_tokens": test_run.prompt_tokens, "completion_tokens": test_run.completion_tokens, "cost": test_run.cost,
-        "created": test_run.created, "started": test_run.started, "finished": test_run.finished,
+        "passed": test_run.passed,
+        "failed": test_run.failed,
+        "errors": test_run.errors,
+        "prompt_tokens": test_run.prompt_tokens,
+        "completion_tokens": test_run.completion_tokens,
+        "cost": test_run.cost,
+        "created": test_run.created,
+        "started": test_run.started,
+        "finished": test_run.finished,
     }
     if rows is not None:
         if not test_run.is_done:  # counts so far, so progress reads right before the run closes
@@ -205,8 +232,11 @@ class VersionField(serializers.Field):
 class RunInput(serializers.Serializer):
     version = VersionField(required=False, default="draft", help_text='a published version number, or "draft" (the default)')
     tests = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, allow_empty=False,
-        max_length=settings.SKEIN_TEST_MAX_TESTS_PER_RUN, help_text="ids of the tests to run (default: all)",
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        required=False,
+        allow_empty=False,
+        max_length=settings.SKEIN_TEST_MAX_TESTS_PER_RUN,
+        help_text="ids of the tests to run (default: all)",
     )
 
 
@@ -225,7 +255,9 @@ class ExportQuery(serializers.Serializer):
 
 
 class SettingsIO(serializers.Serializer):
-    publish_requires_passing = serializers.BooleanField(help_text="publishing runs every test on the draft first and refuses unless all pass")
+    publish_requires_passing = serializers.BooleanField(
+        help_text="publishing runs every test on the draft first and refuses unless all pass"
+    )
 
 
 class SaveAsTestInput(serializers.Serializer):
@@ -424,7 +456,9 @@ def gate_refusal(test_run: TestRun) -> dict:
         failing = failing_checks(result)
         turn, check = (failing[0][0], failing[0][1]) if failing else (None, None)
         detail = describe_failure(result)
-        failures.append({"test": result.test_id, "name": result.name, "status": result.status, "turn": turn, "check": check, "detail": detail})
+        failures.append(
+            {"test": result.test_id, "name": result.name, "status": result.status, "turn": turn, "check": check, "detail": detail}
+        )
         errors.append({"node": None, "field": "tests", "message": f"test '{result.name}' {result.status}: {detail}"})
     decided = test_run.passed + test_run.failed + test_run.errors
     if not test_run.is_done:

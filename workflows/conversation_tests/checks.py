@@ -200,7 +200,9 @@ class SentContains(_SentCheck):
         where = _where_sent(messages, value.text)
         if where:
             return Verdict(PASSED, f"node '{value.node}' was sent {value.text!r} ({where})")
-        return Verdict(FAILED, f"node '{value.node}' was not sent {value.text!r}: see the {len(messages)} messages it was sent", _sent_extra(messages))
+        return Verdict(
+            FAILED, f"node '{value.node}' was not sent {value.text!r}: see the {len(messages)} messages it was sent", _sent_extra(messages)
+        )
 
 
 class SentExcludes(_SentCheck):
@@ -301,7 +303,7 @@ def parse_check(raw) -> tuple[CheckKind, Any]:
     """(kind, parsed value) of a well-formed check (``ValueError`` otherwise)."""
     if not isinstance(raw, dict) or len(raw) != 1:
         raise ValueError(f"a check is an object with exactly one kind: one of {', '.join(KINDS)}")
-    (name, raw_value), = raw.items()
+    ((name, raw_value),) = raw.items()
     kind = KINDS.get(name)
     if kind is None:
         raise ValueError(f"unknown check kind '{name}': use one of {', '.join(KINDS)}")

@@ -20,9 +20,9 @@ from django.db import OperationalError, connections, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from workflows import events, locks, runs, turns
+from workflows import events, locks, runs, threads, turns
 from workflows.analysis import version_analysis
-from workflows.models import Run, Thread
+from workflows.models import Run
 
 from . import selectors, tasks
 from .checks import ERROR, FAILED, PASSED, TurnOutcome, Verdict, evaluate, result_entry, shown, target_issues
@@ -167,7 +167,7 @@ def _execute(result: TestResult) -> None:
         return
     # A fresh thread for every attempt: thread-keyed memory starts empty and seeds apply.
     with transaction.atomic():
-        thread = Thread.objects.create(workflow=workflow, owner_id=workflow.owner_id, title=f"Test: {result.name}"[:200])
+        thread = threads.thread_create(workflow=workflow, title=f"Test: {result.name}"[:200])
         result.thread = thread
         result.attempts += 1
         result.status = TestResult.Status.RUNNING
@@ -206,15 +206,26 @@ def _turn(result, version, trigger, thread, turn, conversation, targets, owner_i
     message = turn["message"]
     with transaction.atomic():
         run = runs.run_create(
-            version=version, trigger=trigger, input_text=message, thread=thread, payload={"message": message} if trigger == "webhook" else {}
+            version=version,
+            trigger=trigger,
+            input_text=message,
+            thread=thread,
+            payload={"message": message} if trigger == "webhook" else {},
         )
     # Take the turn here rather than wait for a worker to (it holds the thread's turn lock, so a
     # worker that gets the enqueued task first runs it instead, and this waits for it).
     turns.turn_process(run_id=run.pk)
     run = _run_wait(run)
     entry = {
-        "message": message, "reply": run.output, "run": run.pk, "status": ERROR, "error": "",
-        "prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "cost": run.cost, "checks": [],
+        "message": message,
+        "reply": run.output,
+        "run": run.pk,
+        "status": ERROR,
+        "error": "",
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "cost": run.cost,
+        "checks": [],
     }
     if turn.get("reference"):
         entry["reference"] = turn["reference"]

@@ -44,7 +44,7 @@ class Unreadable(ValueError):
 
 def judge_request(*, rubric: str, conversation: list[dict], reply: str) -> list[dict]:
     """What the judge is sent: the instructions, then the rubric, the conversation and the reply."""
-    lines = [f"{m['role'].capitalize()}: {shown(m['content'])}" for m in conversation[-2 * CONTEXT_TURNS:]]
+    lines = [f"{m['role'].capitalize()}: {shown(m['content'])}" for m in conversation[-2 * CONTEXT_TURNS :]]
     before = "\n".join(lines) if lines else "(this reply answers the first message)"
     return [
         {"role": "system", "content": INSTRUCTIONS},

@@ -34,8 +34,7 @@ def pattern_error(pattern: str) -> str | None:
     except re2.error as exc:
         reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         return (
-            f"invalid regular expression: {reason} (patterns match in linear time with RE2: "
-            "no look-ahead/look-behind or back-references)"
+            f"invalid regular expression: {reason} (patterns match in linear time with RE2: no look-ahead/look-behind or back-references)"
         )
     return None
 

@@ -33,10 +33,13 @@ def junit_xml(test_run: TestRun) -> bytes:
     label = f"{test_run.workflow.name} ({'draft' if test_run.version_number is None else f'v{test_run.version_number}'})"
     counts = {"tests": str(len(results)), "failures": str(test_run.failed), "errors": str(test_run.errors), "time": f"{seconds:.3f}"}
     root = ET.Element("testsuites", {"name": f"Skein: {test_run.workflow.name}", **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": label, "skipped": "0", **counts, "timestamp": (test_run.started or test_run.created).isoformat()})
+    suite = ET.SubElement(
+        root, "testsuite", {"name": label, "skipped": "0", **counts, "timestamp": (test_run.started or test_run.created).isoformat()}
+    )
     for result in results:
         case = ET.SubElement(
-            suite, "testcase",
+            suite,
+            "testcase",
             {"classname": f"skein.workflow{test_run.workflow_id}", "name": result.name, "time": f"{(result.duration_ms or 0) / 1000:.3f}"},
         )
         if result.status in ("failed", "error"):

@@ -27,12 +27,7 @@ def test_run_list(*, owner, workflow: Workflow) -> QuerySet[TestRun]:
 
 
 def test_run_get(*, owner, test_run_id) -> TestRun | None:
-    return (
-        TestRun.objects.filter(workflow__owner=owner, pk=test_run_id)
-        .select_related("workflow")
-        .prefetch_related("results")
-        .first()
-    )
+    return TestRun.objects.filter(workflow__owner=owner, pk=test_run_id).select_related("workflow").prefetch_related("results").first()
 
 
 def publish_requires_passing(*, workflow: Workflow) -> bool:
@@ -121,23 +116,27 @@ def test_run_compare(*, a: TestRun, b: TestRun) -> dict:
             tb = turns_b[index] if index < len(turns_b) else None
             message = (ta or tb or {}).get("message") or (script[index]["message"] if index < len(script) else "")
             reply_a, reply_b = (ta or {}).get("reply"), (tb or {}).get("reply")
-            turns.append({
-                "turn": index,
-                "message": message,
-                "a": _turn_side(ta),
-                "b": _turn_side(tb),
-                "reply_changed": reply_a != reply_b,
-                "verdict_changed": (ta or {}).get("status") != (tb or {}).get("status"),
-            })
-        tests.append({
-            "test": (ra or rb).test_id,
-            "name": (rb or ra).name,
-            "a": _result_side(ra),
-            "b": _result_side(rb),
-            "verdict_changed": (ra.status if ra else None) != (rb.status if rb else None),
-            "replies_changed": sum(1 for t in turns if t["reply_changed"]),
-            "turns": turns,
-        })
+            turns.append(
+                {
+                    "turn": index,
+                    "message": message,
+                    "a": _turn_side(ta),
+                    "b": _turn_side(tb),
+                    "reply_changed": reply_a != reply_b,
+                    "verdict_changed": (ta or {}).get("status") != (tb or {}).get("status"),
+                }
+            )
+        tests.append(
+            {
+                "test": (ra or rb).test_id,
+                "name": (rb or ra).name,
+                "a": _result_side(ra),
+                "b": _result_side(rb),
+                "verdict_changed": (ra.status if ra else None) != (rb.status if rb else None),
+                "replies_changed": sum(1 for t in turns if t["reply_changed"]),
+                "turns": turns,
+            }
+        )
     return {
         "a": _run_side(a),
         "b": _run_side(b),
@@ -148,7 +147,14 @@ def test_run_compare(*, a: TestRun, b: TestRun) -> dict:
 
 
 def _run_side(run: TestRun) -> dict:
-    return {"id": run.pk, "version": run.version_label, "status": run.status, "passed": run.passed, "failed": run.failed, "errors": run.errors}
+    return {
+        "id": run.pk,
+        "version": run.version_label,
+        "status": run.status,
+        "passed": run.passed,
+        "failed": run.failed,
+        "errors": run.errors,
+    }
 
 
 def _result_side(result: TestResult | None) -> dict | None:

@@ -94,7 +94,14 @@ def conversation_test_from_thread(*, thread: Thread, name: str | None = None) ->
         raise ScriptInvalid([issue(None, None, "thread", "this thread has no messages yet")], "nothing to save")
     if len(turns) > settings.SKEIN_TEST_MAX_TURNS:
         raise ScriptInvalid(
-            [issue(None, None, "thread", f"this thread has {len(turns)} messages; a test holds at most {settings.SKEIN_TEST_MAX_TURNS} turns")],
+            [
+                issue(
+                    None,
+                    None,
+                    "thread",
+                    f"this thread has {len(turns)} messages; a test holds at most {settings.SKEIN_TEST_MAX_TURNS} turns",
+                )
+            ],
             "the thread is too long for one test",
         )
     default = f"From thread #{thread.pk}" + (f": {thread.title[:80]}" if thread.title else "")
@@ -113,7 +120,13 @@ def conversation_tests_import(*, workflow: Workflow, tests: list[tuple[str, list
     if not tests:
         issues.append({"test": None, "line": None, **issue(None, None, "content", "the file holds no tests")})
     elif len(tests) > room:
-        issues.append({"test": None, "line": None, **issue(None, None, "content", f"a workflow has at most {settings.SKEIN_TEST_MAX_TESTS} tests ({max(room, 0)} more fit)")})
+        issues.append(
+            {
+                "test": None,
+                "line": None,
+                **issue(None, None, "content", f"a workflow has at most {settings.SKEIN_TEST_MAX_TESTS} tests ({max(room, 0)} more fit)"),
+            }
+        )
     if issues:
         raise ScriptInvalid(issues, "the file has errors; nothing was imported")
     with transaction.atomic():
@@ -152,11 +165,15 @@ def test_run_create(*, workflow: Workflow, version=None, test_ids: list[int] | N
         raise RunRefused(f"a test run runs at most {settings.SKEIN_TEST_MAX_TESTS_PER_RUN} tests; choose some with 'tests'")
     turns = sum(len(t.turns) for t in tests)
     if turns > settings.SKEIN_TEST_MAX_TURNS_PER_RUN:
-        raise RunRefused(f"a test run runs at most {settings.SKEIN_TEST_MAX_TURNS_PER_RUN} turns (these tests have {turns}); choose fewer tests")
+        raise RunRefused(
+            f"a test run runs at most {settings.SKEIN_TEST_MAX_TURNS_PER_RUN} turns (these tests have {turns}); choose fewer tests"
+        )
     recent = timezone.now() - timezone.timedelta(seconds=settings.SKEIN_TEST_RUN_STALE_S)
     active = TestRun.objects.filter(workflow=workflow, status__in=[TestRun.Status.QUEUED, TestRun.Status.RUNNING], created__gte=recent)
     if active.count() >= settings.SKEIN_TEST_MAX_ACTIVE_RUNS:
-        raise RunRefused(f"{settings.SKEIN_TEST_MAX_ACTIVE_RUNS} test runs of this workflow are running; wait for one to finish", status=409)
+        raise RunRefused(
+            f"{settings.SKEIN_TEST_MAX_ACTIVE_RUNS} test runs of this workflow are running; wait for one to finish", status=409
+        )
 
     snapshot = _version(workflow, version)
     targets = selectors.graph_targets(graph=snapshot.graph, owner_id=workflow.owner_id)

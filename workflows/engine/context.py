@@ -28,10 +28,10 @@ class NodeContext:
         """The nodes this node (a memory) is attached to."""
         return self.analysis.consumers(self.node_id)
 
-    def memory_binding(self) -> MemoryBinding | None:
-        """The memory attached to this node's ``memory`` port, bound to this node as consumer."""
-        memories = self.analysis.attached(self.node_id, "memory")
-        return self.analysis.memory_binding(memories[0].node_id, self.node_id) if memories else None
+    def memory_bindings(self) -> list[MemoryBinding]:
+        """The memories attached to this node's ``memory`` port (a history and facts, at most one
+        of each), bound to this node as consumer."""
+        return [self.analysis.memory_binding(m.node_id, self.node_id) for m in self.analysis.attached(self.node_id, "memory")]
 
     def own_memory_binding(self) -> MemoryBinding:
         """This node's own memory (the node is a memory in the flow), bound to its first consumer."""

@@ -58,7 +58,9 @@ class Graph:
                 continue
             node_id = item["id"]
             if not NODE_ID.fullmatch(node_id):
-                issues.append(_issue(None, f"nodes[{index}].id", f"node id '{node_id[:40]}' must be 1-100 letters, digits, '_', '.', ':' or '-'"))
+                issues.append(
+                    _issue(None, f"nodes[{index}].id", f"node id '{node_id[:40]}' must be 1-100 letters, digits, '_', '.', ':' or '-'")
+                )
                 continue
             if node_id in nodes:
                 issues.append(_issue(node_id, "id", f"duplicate node id '{node_id}'"))

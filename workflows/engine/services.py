@@ -64,6 +64,8 @@ class MemoryContext:
 
     messages: list[dict] = field(default_factory=list)
     summary: str | None = None
+    # Sent before the other memories of the same consumer (a memory.facts: the facts go before the history).
+    first: bool = False
 
 
 class MemoryServices(Protocol):

@@ -40,15 +40,11 @@ class Analysis:
 
     def attached(self, node_id: str, port: str) -> list[ResolvedNode]:
         """The nodes attached to one of ``node_id``'s resource inputs (a memory, a model)."""
-        return [
-            self.nodes[e.source] for e in self.edges if e.target == node_id and e.target_handle == port and e.source in self.nodes
-        ]
+        return [self.nodes[e.source] for e in self.edges if e.target == node_id and e.target_handle == port and e.source in self.nodes]
 
     def consumers(self, node_id: str) -> list[ResolvedNode]:
         """The nodes a memory is attached to."""
-        return [
-            self.nodes[e.target] for e in self.edges if e.source == node_id and e.source_handle == "memory" and e.target in self.nodes
-        ]
+        return [self.nodes[e.target] for e in self.edges if e.source == node_id and e.source_handle == "memory" and e.target in self.nodes]
 
     def memory_binding(self, memory_id: str, consumer_id: str | None = None) -> MemoryBinding:
         """A memory node bound to one consumer (by default its first): the value ``memory/`` reads."""
@@ -116,8 +112,7 @@ def analyze(graph: Graph) -> Analysis:
                 issue(
                     edge.target,
                     edge.target_handle,
-                    f"cannot connect a {out_port.kind.value} output ({edge.source}.{out_port.name}) "
-                    f"to a {in_port.kind.value} input",
+                    f"cannot connect a {out_port.kind.value} output ({edge.source}.{out_port.name}) to a {in_port.kind.value} input",
                 )
             )
             continue

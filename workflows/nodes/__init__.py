@@ -2,7 +2,7 @@
 (``workflows.apps``) registers them, in this order (the editor's palette order)."""
 
 from .llm import LLMNode, ModelNode
-from .memory import BufferMemory, SummaryMemory, WindowMemory
+from .memory import BufferMemory, FactsMemory, SummaryMemory, WindowMemory
 from .output import OutputNode
 from .router import LLMRouter, StaticRouter
 from .template import TemplateNode
@@ -14,6 +14,7 @@ NODE_TYPES = (
     BufferMemory,
     WindowMemory,
     SummaryMemory,
+    FactsMemory,
     OutputNode,
     LLMRouter,
     StaticRouter,

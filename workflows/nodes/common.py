@@ -298,9 +298,7 @@ def _compiled(template: str) -> Template:
 
 class ModelParams(Params):
     model: str = Field("gpt-4o-mini", min_length=1, max_length=200, description="The model to call")
-    provider: int | None = Field(
-        None, ge=1, le=2**63 - 1, description="A stored provider's id; empty uses keys from the environment"
-    )
+    provider: int | None = Field(None, ge=1, le=2**63 - 1, description="A stored provider's id; empty uses keys from the environment")
     temperature: float | None = Field(0.7, ge=0, le=2)
 
     def model_ref(self, max_tokens: int | None = None) -> ModelRef:

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from memory import facts as fact_rules
 from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
 from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue
@@ -27,7 +28,10 @@ class Message(Params):
 class MemoryParams(Params):
     history: Literal["global", "node", "named"] = Field("global", description="Which history this memory serves")
     name: str = Field("", max_length=100, description="The shared history's name (for named)")
-    key: Literal["thread", "run"] = Field("thread", description="Persist across a thread's turns, or one run only")
+    key: Literal["thread", "run", "participant"] = Field(
+        "thread",
+        description="Persist across a thread's turns, one run only, or across all threads of the participant (runs with no participant keep it by the thread)",
+    )
     seed_messages: list[Message] = Field(default_factory=list, max_length=200, description="Few-shot messages, always sent first")
     emit_messages: bool = Field(False, description="Send the current context messages out of the messages port")
 
@@ -58,11 +62,8 @@ class MemoryNode(NodeType):
         )
 
     def check(self, node_id, params, view):
-        issues = []
+        issues = consumer_issues(node_id, view)
         consumers = view.outgoing.get("memory", [])
-        for consumer in consumers:
-            if view.node_types.get(consumer) not in CONSUMERS:
-                issues.append(issue(node_id, "memory", "memory can only attach to an llm or router.llm node"))
         if params.history == "node" and len(consumers) > 1:
             issues.append(issue(node_id, "history", "a node history serves one node; use a named history to share"))
         if view.outgoing.get("messages") and not params.emit_messages:
@@ -81,6 +82,21 @@ class MemoryNode(NodeType):
             context = ctx.services.memory.context(binding).messages
             outputs["messages"] = FlowValue(json.dumps(context, ensure_ascii=False), messages=context)
         return NodeResult(outputs=outputs, details={"replaced": replaced} if inputs.get("set_history") else {})
+
+
+def consumer_issues(node_id: str, view) -> list[dict]:
+    return [
+        issue(node_id, "memory", "memory can only attach to an llm or router.llm node")
+        for consumer in view.outgoing.get("memory", [])
+        if view.node_types.get(consumer) not in CONSUMERS
+    ]
+
+
+def external_model_issues(node_id: str, params, view) -> list[dict]:
+    """``llm_source: external`` with nothing on the ``llm`` port: an error at save time."""
+    if params.llm_source == "external" and not view.incoming.get("llm"):
+        return [issue(node_id, "llm", "llm_source is external: attach an llm.model node to the llm port")]
+    return []
 
 
 def history_from_input(values: list[FlowValue]) -> list[dict]:
@@ -118,12 +134,8 @@ class WindowMemory(MemoryNode):
     description = "Sends the newest messages: the last K, or as many as fit a token limit."
 
     class Params(MemoryParams):
-        max_messages: int | None = Field(
-            None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)"
-        )
-        max_tokens: int | None = Field(
-            None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens"
-        )
+        max_messages: int | None = Field(None, ge=1, le=100000, description="Keep the newest K messages (20 when no limit is set)")
+        max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="Keep the newest messages within this many tokens")
 
     def strategy(self, params, attached):
         # A limit that is not set does not apply; both set, both hold.
@@ -167,7 +179,57 @@ class SummaryMemory(MemoryNode):
         )
 
     def check(self, node_id, params, view):
-        issues = super().check(node_id, params, view)
-        if params.llm_source == "external" and not view.incoming.get("llm"):
-            issues.append(issue(node_id, "llm", "llm_source is external: attach an llm.model node to the llm port"))
+        return super().check(node_id, params, view) + external_model_issues(node_id, params, view)
+
+
+class FactsMemory(NodeType):
+    type = "memory.facts"
+    label = "Facts memory"
+    category = "Memory"
+    description = "Keeps facts about the participant across threads; sends them before the history and learns new ones after each turn."
+    inputs = (Port("llm", PortKind.LLM),)
+    outputs = (Port("memory", PortKind.MEMORY),)
+    summary = ("{key} facts",)
+
+    class Params(Params):
+        llm_source: Literal["from_parent", "external"] = Field(
+            "from_parent", description="Extract facts with the consuming node's model, or the model on the llm port"
+        )
+        extract_prompt: str = Field(
+            fact_rules.DEFAULT_EXTRACT_PROMPT,
+            min_length=1,
+            max_length=20000,
+            json_schema_extra={"format": "prompt"},
+            description="What to extract after each turn",
+        )
+        max_facts: int = Field(50, ge=1, le=fact_rules.MAX_FACTS, description="Keep at most this many current facts")
+        key: Literal["participant", "thread"] = Field(
+            "participant", description="Facts about the participant across threads, or of this thread only"
+        )
+
+    def memory_spec(self, node_id, params, attached):
+        models = attached("llm") if params.llm_source == "external" else []
+        return memory_spec.MemorySpec(
+            node=node_id,
+            history=memory_spec.HistoryRef.of(memory_spec.NODE, memory_node=node_id),
+            scope=params.key,
+            strategy=memory_spec.Facts(
+                prompt=params.extract_prompt,
+                max_facts=params.max_facts,
+                external=params.llm_source == "external",
+                external_model=models[0].node_type.model_ref_of(models[0].params) if models else None,
+                external_node=models[0].node_id if models else None,
+            ),
+        )
+
+    def check(self, node_id, params, view):
+        issues = consumer_issues(node_id, view) + external_model_issues(node_id, params, view)
+        if params.llm_source == "from_parent" and not view.outgoing.get("memory"):
+            issues.append(
+                issue(
+                    node_id,
+                    "llm_source",
+                    "no model to extract facts with: attach this memory to an llm node, or attach an llm.model and use external",
+                )
+            )
         return issues

@@ -8,10 +8,10 @@ from functools import lru_cache
 import re2
 from pydantic import Field, field_validator, model_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, PortKind, issue
+from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, issue
 
 from .common import CpuBudget, ModelParams, joined_text
-from .llm import ask_model, remember
+from .llm import MEMORY_PORT, ask_model, memory_port_issues, remember
 
 ROUTE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_ .-]{0,63}$"
 
@@ -54,7 +54,7 @@ class LLMRouter(RouterNode):
     type = "router.llm"
     label = "LLM router"
     description = "A model picks one of the named routes; the input passes through."
-    inputs = (Port("input"), Port("memory", PortKind.MEMORY))
+    inputs = (Port("input"), MEMORY_PORT)
     summary = ("{model}",)
 
     class Params(ModelParams):
@@ -77,6 +77,9 @@ class LLMRouter(RouterNode):
     def model_ref_of(self, params):
         return params.model_ref(max_tokens=20)
 
+    def check(self, node_id, params, view):
+        return super().check(node_id, params, view) + memory_port_issues(node_id, view)
+
     def run(self, ctx, inputs):
         params = ctx.params
         ref = self.model_ref_of(params)
@@ -86,9 +89,9 @@ class LLMRouter(RouterNode):
             f"{params.prompt}\n\nRoutes:\n{route_lines}\n\n"
             f"Answer with the route name only, exactly as written, one of: {', '.join(r.name for r in params.routes)}."
         )
-        binding, result = ask_model(ctx, ref, system, user_text)
+        bindings, result = ask_model(ctx, ref, system, user_text)
         route = choose_route(result.text, [r.name for r in params.routes], params.default_route)
-        remember(ctx, binding, user_text, route)
+        remember(ctx, bindings, user_text, route)
         return self.pass_through(inputs, route, {**result.details(), "model_answer": result.text})
 
 
@@ -107,9 +110,7 @@ def choose_route(answer: str, names: list[str], default: str) -> str:
 
 class StaticRoute(Params):
     name: str = Field(..., pattern=ROUTE_NAME)
-    match: str = Field(
-        "", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches"
-    )
+    match: str = Field("", max_length=2000, description="a keyword, /regex/, or payload.field=value; empty never matches")
 
     @field_validator("match")
     @classmethod
@@ -125,9 +126,7 @@ class StaticRouter(RouterNode):
     description = "Routes by keyword, /regex/ or payload.field=value, with no model call."
 
     class Params(Params):
-        routes: list[StaticRoute] = Field(
-            default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50
-        )
+        routes: list[StaticRoute] = Field(default_factory=lambda: [StaticRoute(name="default", match="")], min_length=1, max_length=50)
         default_route: str = "default"
 
         @model_validator(mode="after")

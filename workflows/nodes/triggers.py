@@ -65,9 +65,7 @@ class ScheduleTrigger(TriggerNode):
         cron: str = Field("0 9 * * *", description="minute hour day-of-month month day-of-week")
         timezone: str = Field("UTC")
         input: str = Field("", max_length=20000, description="The message each run starts with")
-        interval_seconds: int | None = Field(
-            None, ge=1, le=31_536_000, description="Run every N seconds instead of on the cron expression"
-        )
+        interval_seconds: int | None = Field(None, ge=1, le=31_536_000, description="Run every N seconds instead of on the cron expression")
 
         @field_validator("cron")
         @classmethod

@@ -191,6 +191,7 @@ export const api = {
   updateWidget: (id: number, body: { allowed_origins?: string[]; theme?: WidgetTheme }) =>
     request<WidgetSettings>('PATCH', `/api/workflows/${id}/widget/`, body),
   rotateWidgetKey: (id: number) => request<WidgetSettings>('POST', `/api/workflows/${id}/widget/`),
+  rotateIdentitySecret: (id: number) => request<WidgetSettings>('POST', `/api/workflows/${id}/widget/`, { rotate: 'identity_secret' }),
   regenerateWebhook: (id: number, node: string) =>
     request<TriggerInfo[]>('POST', `/api/workflows/${id}/webhooks/${encodeURIComponent(node)}/regenerate/`),
   runManual: (id: number, message: string) => request<ChatReply>('POST', `/api/workflows/${id}/run/`, { message }),

@@ -40,6 +40,7 @@ export interface Thread {
   key: string | null;
   source: 'widget' | 'api' | 'chat';
   message_count: number;
+  participant?: number | null;
   created: string;
   updated: string;
 }
@@ -56,7 +57,7 @@ export interface Limits extends Record<LimitScope, Limit> {
   day_started: string;
 }
 
-function query(params: Record<string, string | number | undefined>): string {
+export function query(params: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
   const text = search.toString();

@@ -137,6 +137,8 @@ export interface WidgetSettings {
   theme: WidgetTheme;
   script_url: string;
   embed_snippet: string;
+  /** Signs a logged-in user's id for data-participant-signature (hex HMAC-SHA256 of the id). */
+  identity_secret?: string;
 }
 
 /** `POST /api/providers/{id}/test/` */
@@ -237,9 +239,26 @@ export interface RunSummary {
   cost: number;
 }
 
+/** One memory.facts extraction after a run's turn (`GET /api/runs/{id}/` → `extractions`). */
+export interface FactExtraction {
+  node: string;
+  status: 'ok' | 'failed';
+  model: string;
+  added: number;
+  updated: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  duration_ms: number;
+  error: string;
+  messages: SentMessage[];
+  reply: string;
+}
+
 export interface Run extends RunSummary {
   steps: RunStep[];
   summarizations?: Summarization[];
+  extractions?: FactExtraction[];
+  participant?: number | null;
 }
 
 export interface MemoryMessage {

@@ -11,9 +11,11 @@ export type { ChatHandle, ServerEvent, Transport } from '../../widget/src/embed'
 export const OWNER_MAX_MESSAGE = 100_000;
 
 /** `POST /api/workflows/{id}/chat/stream/` (Server-Sent Events) against the draft, with the session's CSRF header. */
-export function draftTransport(workflowId: number): Transport {
+export function draftTransport(workflowId: number, participant?: string): Transport {
   return streamTransport({
     url: `/api/workflows/${workflowId}/chat/stream/`,
+    // Who the test chat talks as: memory keyed by participant follows them across conversations.
+    body: participant ? { participant } : undefined,
     messagesUrl: (thread) => `/api/threads/${encodeURIComponent(thread)}/messages/`,
     runUrl: (run) => `/api/runs/${run}/`,
     headers: (): Record<string, string> => {

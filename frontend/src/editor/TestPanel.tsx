@@ -51,14 +51,15 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
   const [thread, setThread] = useState<string | null>(null);
   const [turn, setTurn] = useState<Turn | null>(null);
   const ready = hasChat || hasManual;
+  const [participant, setParticipant] = useState(() => readParticipant(workflowId));
 
   useEffect(() => {
     if (!host.current) return;
-    const transport = gatedTransport(mode === 'manual' ? manualTransport(workflowId) : draftTransport(workflowId), saveDraft);
+    const transport = gatedTransport(mode === 'manual' ? manualTransport(workflowId) : draftTransport(workflowId, participant), saveDraft);
     const handle = mountChat(host.current, {
       transport,
       // The conversation survives a reload (as the widget's does): the thread is kept per workflow.
-      storageKey: mode === 'manual' ? null : testThreadKey(workflowId),
+      storageKey: mode === 'manual' ? null : testThreadKey(workflowId, participant),
       maxLength: OWNER_MAX_MESSAGE,
       theme: { title: useEditor.getState().name || 'Test chat', placeholder: placeholderFor(mode) },
       onThread: (value) => {
@@ -81,7 +82,7 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
       chat.current = null;
       handle.destroy();
     };
-  }, [workflowId, mode, ready]);
+  }, [workflowId, mode, ready, participant]);
 
   // The published widget's look (title, welcome, starters, colours), so the test chat previews it.
   useEffect(() => {
@@ -108,6 +109,15 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
       <p className="test-hint muted small">
         {mode === 'manual' ? 'Each message runs the draft from its Manual run.' : 'Runs the current draft; nodes light up as they run.'}
       </p>
+      {mode === 'chat' && (
+        <ParticipantField
+          value={participant}
+          onChange={(value) => {
+            writeParticipant(workflowId, value);
+            setParticipant(value);
+          }}
+        />
+      )}
       <div className="test-chat-frame">
         <div className="test-chat-host" ref={host} data-testid="test-chat" />
       </div>
@@ -116,8 +126,49 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
   );
 }
 
-export function testThreadKey(workflowId: number): string {
-  return `skein:test-thread:${workflowId}`;
+export function testThreadKey(workflowId: number, participant = ''): string {
+  return participant ? `skein:test-thread:${workflowId}:${participant}` : `skein:test-thread:${workflowId}`;
+}
+
+const participantKey = (workflowId: number) => `skein:test-participant:${workflowId}`;
+
+function readParticipant(workflowId: number): string {
+  try {
+    return localStorage.getItem(participantKey(workflowId)) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function writeParticipant(workflowId: number, value: string) {
+  try {
+    if (value) localStorage.setItem(participantKey(workflowId), value);
+    else localStorage.removeItem(participantKey(workflowId));
+  } catch {
+    /* storage refused: the choice lasts this page */
+  }
+}
+
+/** "Talk as": a participant id for the test chat (applied on Enter or when leaving the field). */
+function ParticipantField({ value, onChange }: { value: string; onChange: (value: string) => void }) {
+  const [text, setText] = useState(value);
+  const apply = () => {
+    const next = text.trim();
+    if (next !== value) onChange(next);
+  };
+  return (
+    <label className="test-participant small">
+      <span className="muted">Talk as participant</span>
+      <input
+        value={text}
+        maxLength={200}
+        placeholder="none (memory keyed by participant uses the thread)"
+        onChange={(e) => setText(e.target.value)}
+        onBlur={apply}
+        onKeyDown={(e) => e.key === 'Enter' && apply()}
+      />
+    </label>
+  );
 }
 
 function placeholderFor(mode: 'chat' | 'manual', placeholder?: string) {

@@ -46,6 +46,8 @@ export interface ConnectionCandidate {
   targetHandle?: string | null;
 }
 
+const FACTS_TYPE = 'memory.facts';
+
 export interface GraphLookup {
   nodeType: (nodeId: string) => NodeTypeSpec | undefined;
   nodeData: (nodeId: string) => NodeParams | undefined;
@@ -75,6 +77,12 @@ export function checkConnection(c: ConnectionCandidate, g: GraphLookup): Connect
   if (isResource(inp.kind) && !inp.multiple) {
     const taken = g.edges.some((e) => e.target === c.target && e.targetHandle === c.targetHandle);
     if (taken) return { ok: false, reason: `only one ${inp.kind} can attach here` };
+  }
+  if (inp.kind === 'memory' && inp.multiple) {
+    // A consumer takes one history memory and one memory.facts (the server's rule too).
+    const isFacts = (id: string) => g.nodeType(id)?.type === FACTS_TYPE;
+    const clash = g.edges.some((e) => e.target === c.target && e.targetHandle === c.targetHandle && isFacts(e.source) === isFacts(c.source!));
+    if (clash) return { ok: false, reason: isFacts(c.source!) ? 'only one memory.facts can attach here' : 'only one history memory can attach here (and one memory.facts)' };
   }
   if (out.kind === 'flow' && reaches(c.target, c.source, g)) {
     return { ok: false, reason: 'flow edges must not loop back' };

@@ -70,6 +70,16 @@ function WidgetSection({ workflowId, settings, onChange }: { workflowId: number;
     }
   };
 
+  const rotateSecret = async () => {
+    if (!window.confirm('Rotate the identity secret? Ids signed with the old one are refused until your server signs with the new one.')) return;
+    try {
+      onChange(await api.rotateIdentitySecret(workflowId));
+      toast('New identity secret: sign with it on your server.', 'success');
+    } catch (error) {
+      toast((error as Error).message, 'error');
+    }
+  };
+
   return (
     <section className="share-section" aria-labelledby="share-widget">
       <h3 id="share-widget">Chat widget</h3>
@@ -83,6 +93,21 @@ function WidgetSection({ workflowId, settings, onChange }: { workflowId: number;
         <button type="button" className="link-button" onClick={() => void rotate()}>Rotate key</button>
       </div>
       {!settings.published && <p className="share-note small">The widget answers once the workflow is published.</p>}
+      {settings.identity_secret && (
+        <details className="share-identity small">
+          <summary>Signed-in visitors</summary>
+          <p className="muted">
+            Visitors are anonymous (one participant per browser). To let memory follow your logged-in users, add{' '}
+            <code>data-participant="USER_ID"</code> and <code>data-participant-signature="…"</code> to the script tag, the
+            signature being the hex HMAC-SHA256 of the id with this secret, computed on your server. Keep the secret there.
+          </p>
+          <div className="share-row">
+            <span className="muted">Identity secret</span> <code data-testid="identity-secret">{settings.identity_secret}</code>
+            <CopyButton text={settings.identity_secret} what="identity secret" />
+            <button type="button" className="link-button" onClick={() => void rotateSecret()}>Rotate secret</button>
+          </div>
+        </details>
+      )}
     </section>
   );
 }

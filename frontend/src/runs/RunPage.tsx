@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api/client';
-import type { RunStep, SentMessage, Summarization } from '../api/types';
+import type { FactExtraction, RunStep, SentMessage, Summarization } from '../api/types';
 import { Link } from '../router';
 import { formatCost, formatDateTime, formatDuration } from '../ui/format';
 import { ErrorState, StatusBadge } from '../ui/States';
@@ -65,6 +65,18 @@ export function RunPage({ runId }: { runId: number }) {
           <ol className="steps">
             {run.summarizations!.map((s, i) => (
               <SummarizationRow key={i} summarization={s} />
+            ))}
+          </ol>
+        </>
+      )}
+
+      {(run.extractions?.length ?? 0) > 0 && (
+        <>
+          <h2 className="section-title">Fact extractions</h2>
+          <p className="muted small">After the turn, memory.facts asked a model for new and changed facts. Their tokens are in the run's totals.</p>
+          <ol className="steps">
+            {run.extractions!.map((e, i) => (
+              <ExtractionRow key={i} extraction={e} />
             ))}
           </ol>
         </>
@@ -197,6 +209,33 @@ function SummarizationRow({ summarization: s }: { summarization: Summarization }
       {open && s.messages?.length > 0 && (
         <div className="step-body">
           <SentMessages messages={s.messages} title="Sent to the summarizer" />
+        </div>
+      )}
+    </li>
+  );
+}
+
+function ExtractionRow({ extraction: e }: { extraction: FactExtraction }) {
+  const [open, setOpen] = useState(e.status === 'failed');
+  const ok = e.status === 'ok';
+  return (
+    <li className={`step step-${ok ? 'succeeded' : 'failed'}`} data-testid={`extraction-${e.node}`}>
+      <button className="step-head" onClick={() => setOpen(!open)} aria-expanded={open}>
+        <span className={`step-icon step-icon-${ok ? 'succeeded' : 'failed'}`} aria-hidden="true">{ok ? '✓' : '✕'}</span>
+        <span className="step-node">{e.node}</span>
+        <span className="muted small">{ok ? `${e.added} new, ${e.updated} changed` : 'facts unchanged'}</span>
+        <span className="step-chips">
+          {e.model && <span className="chip"><span className="muted">model</span> {e.model}</span>}
+          <span className="chip"><span className="muted">prompt tokens</span> {e.prompt_tokens}</span>
+          <span className="chip"><span className="muted">completion tokens</span> {e.completion_tokens}</span>
+        </span>
+        <span className="step-duration">{formatDuration(e.duration_ms)}</span>
+      </button>
+      {e.error && <div className="step-error">{e.error}</div>}
+      {open && (
+        <div className="step-body">
+          {e.messages?.length > 0 && <SentMessages messages={e.messages} title="Sent to the extracting model" />}
+          {e.reply && <TextBlock title="Its answer" text={e.reply} />}
         </div>
       )}
     </li>

@@ -81,7 +81,10 @@ export function ThreadsPage() {
                 <tr key={t.id} className="clickable" onClick={() => navigate(`/threads/${t.id}`)} data-testid={`thread-row-${t.id}`}>
                   <td><Link to={`/threads/${t.id}`}>{t.title || `#${t.id}`}</Link></td>
                   <td><Link to={`/workflows/${t.workflow}`} onClick={(e) => e.stopPropagation()}>{t.workflow_name}</Link></td>
-                  <td className="muted">{SOURCES[t.source]}</td>
+                  <td className="muted">
+                    {SOURCES[t.source]}
+                    {t.participant ? <> · <Link to={`/participants/${t.participant}`} onClick={(e) => e.stopPropagation()}>participant</Link></> : null}
+                  </td>
                   <td className="muted">{t.message_count}</td>
                   <td className="muted">{timeAgo(t.updated)}</td>
                   <td className="row-actions" onClick={(e) => e.stopPropagation()}>
@@ -154,7 +157,8 @@ export function ThreadPage({ threadId }: { threadId: number }) {
           )}
           {t && (
             <p className="muted small">
-              {SOURCES[t.source]}{t.key ? <> · key <code>{t.key}</code></> : null} · started {formatDateTime(t.created)} · {t.message_count} messages
+              {SOURCES[t.source]}{t.key ? <> · key <code>{t.key}</code></> : null}
+              {t.participant ? <> · <Link to={`/participants/${t.participant}`}>participant</Link></> : null} · started {formatDateTime(t.created)} · {t.message_count} messages
             </p>
           )}
         </div>

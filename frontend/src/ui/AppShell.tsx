@@ -7,6 +7,7 @@ const NAV = [
   { to: '/', label: 'Workflows', active: (p: string) => p === '/' || p.startsWith('/workflows') },
   { to: '/runs', label: 'Runs', active: (p: string) => p.startsWith('/runs') },
   { to: '/threads', label: 'Threads', active: (p: string) => p.startsWith('/threads') },
+  { to: '/participants', label: 'Participants', active: (p: string) => p.startsWith('/participants') },
   { to: '/providers', label: 'Providers', active: (p: string) => p.startsWith('/providers') },
 ];
 

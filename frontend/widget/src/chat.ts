@@ -5,6 +5,9 @@ import type { ServerEvent, Status, Theme, Transport } from './protocol';
 import { Conversation, lengthProblem, type Message } from './state';
 import { adoptStyles } from './styles';
 
+// Refusals of who the page says the visitor is (data-participant and its signature).
+const IDENTITY_REFUSED = new Set(['unsigned_participant', 'bad_signature', 'bad_participant', 'bad_visitor']);
+
 export interface ChatOptions {
   transport: Transport;
   theme?: Theme;
@@ -288,6 +291,10 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
           state.messages.push(...unsent);
           resendUnsent();
           setStatus('That conversation has expired; this is a new one.');
+        } else if (IDENTITY_REFUSED.has(String(data.code))) {
+          // The page named its user with an id the server does not accept: nothing can be sent.
+          disable(`This chat cannot start: ${data.message}`);
+          return;
         } else if (data.client_id) state.refused(data.client_id, data.message);
         else setStatus(data.message);
         break;

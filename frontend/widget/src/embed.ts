@@ -4,6 +4,9 @@
 // owner's defaults): data-title, data-welcome, data-placeholder, data-color, data-text-color,
 // data-background, data-position ("left" | "right"), data-starters ("A|B|C" or a JSON array),
 // data-open ("true": start open), data-host (the Skein server; default: where the script came from).
+// A visitor is anonymous (one id per browser, kept in localStorage); a site that knows its logged-in
+// user adds data-participant="<user id>" and data-participant-signature="<hex HMAC-SHA256 of the id
+// with the widget's identity secret>", computed on its server, so the user's memory follows them.
 //
 // It also defines window.SkeinWidget = { mountChat, widgetTransport, streamTransport, fetchConfig,
 // mount }, so other pages (the editor's test chat) can reuse the chat view with their own transport.
@@ -11,7 +14,7 @@
 import { mountChat } from './chat';
 import type { Theme } from './protocol';
 import { adoptStyles } from './styles';
-import { fetchConfig, streamTransport, widgetTransport } from './transports';
+import { fetchConfig, streamTransport, visitorId, widgetTransport, type Identity } from './transports';
 
 export { fetchConfig, mountChat, streamTransport, widgetTransport };
 export type { ChatHandle, ChatOptions } from './chat';
@@ -55,7 +58,7 @@ function chatIcon(): SVGSVGElement {
 }
 
 /** Mount the floating widget for ``key``; ``attributes`` win over the owner's theme. */
-export function mount(options: { key: string; base: string; theme?: Theme; open?: boolean }) {
+export function mount(options: { key: string; base: string; theme?: Theme; open?: boolean; participant?: string; signature?: string }) {
   const overrides = options.theme ?? {};
   const host = document.createElement('div');
   host.setAttribute('data-skein-widget', options.key);
@@ -103,7 +106,10 @@ export function mount(options: { key: string; base: string; theme?: Theme; open?
     chat.setTheme(theme);
   };
 
-  const transport = widgetTransport({ base: options.base, key: options.key });
+  const identity: Identity = options.participant
+    ? { participant: options.participant, signature: options.signature ?? '' }
+    : { visitor: visitorId(options.key) };
+  const transport = widgetTransport({ base: options.base, key: options.key, identity });
   let started = false;
   const chat = mountChat(panel, {
     transport: {
@@ -120,7 +126,8 @@ export function mount(options: { key: string; base: string; theme?: Theme; open?
       stop: () => started && transport.stop(),
     },
     shadow: false,
-    storageKey: `skein:thread:${options.key}`,
+    // A signed-in user's thread is theirs: another user on this browser starts their own.
+    storageKey: options.participant ? `skein:thread:${options.key}:${options.participant}` : `skein:thread:${options.key}`,
     onClose: () => open(false),
     onReady: apply,
   });
@@ -144,7 +151,11 @@ function autoMount() {
   const key = script?.dataset.key;
   if (!script || !key || document.querySelector(`[data-skein-widget="${CSS.escape(key)}"]`)) return;
   const base = (script.dataset.host || new URL(script.src, location.href).origin).replace(/\/$/, '');
-  const go = () => mount({ key, base, theme: themeFromAttributes(script), open: script.dataset.open === 'true' });
+  const go = () =>
+    mount({
+      key, base, theme: themeFromAttributes(script), open: script.dataset.open === 'true',
+      participant: script.dataset.participant || undefined, signature: script.dataset.participantSignature || undefined,
+    });
   if (document.body) go();
   else addEventListener('DOMContentLoaded', go);
 }

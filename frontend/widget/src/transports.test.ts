@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { ServerEvent } from './protocol';
-import { streamTransport } from './transports';
+import { streamTransport, visitorId } from './transports';
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -117,5 +117,19 @@ describe('streamTransport resuming a conversation', () => {
     transport.sync('3', 1);
     await vi.waitFor(() => expect(events).toHaveLength(1));
     expect(events[0].data).toEqual({ thread: '3', messages: [{ seq: 2, role: 'assistant', content: 'yo', run: 7 }], pending: null });
+  });
+});
+
+describe('visitorId', () => {
+  it('makes an unguessable id once per widget key and keeps it', () => {
+    const store = new Map<string, string>();
+    const storage = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v) };
+    const first = visitorId('wk_a', storage);
+    expect(first).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(visitorId('wk_a', storage)).toBe(first);
+    expect(visitorId('wk_b', storage)).not.toBe(first);
+    store.set('skein:visitor:wk_a', 'bad id!');
+    expect(visitorId('wk_a', storage)).not.toBe('bad id!');
+    expect(visitorId('wk_c', null)).toMatch(/^[A-Za-z0-9_-]{24}$/);
   });
 });

@@ -26,8 +26,38 @@ export async function fetchConfig(base: string, key: string): Promise<ConfigResu
   }
 }
 
-/** ``WS /ws/widget/{key}/``: reconnects with backoff, pings to notice dead connections. */
-export function widgetTransport(options: { base: string; key: string }): Transport {
+/** Who the visitor is: the embedding site's signed id, or the widget's anonymous id for this browser. */
+export type Identity = { participant: string; signature: string } | { visitor: string };
+
+const VISITOR_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+/** This browser's anonymous visitor id for a widget, made once and kept in localStorage (a page
+ * without storage gets one per page load). Unguessable: it is the visitor's key to their memory. */
+export function visitorId(key: string, storage: Pick<Storage, 'getItem' | 'setItem'> | null = safeStorage()): string {
+  const name = `skein:visitor:${key}`;
+  const stored = storage?.getItem(name);
+  if (stored && VISITOR_ID.test(stored)) return stored;
+  const bytes = crypto.getRandomValues(new Uint8Array(18));
+  const id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  try {
+    storage?.setItem(name, id);
+  } catch {
+    /* storage full or refused: this page load keeps the id */
+  }
+  return id;
+}
+
+function safeStorage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+/** ``WS /ws/widget/{key}/``: reconnects with backoff, pings to notice dead connections. Every
+ * message and sync says who the visitor is (``identity``), so their memory follows them. */
+export function widgetTransport(options: { base: string; key: string; identity?: Identity }): Transport {
   const url = `${options.base.replace(/^http/, 'ws')}/ws/widget/${encodeURIComponent(options.key)}/`;
   let listener: TransportListener;
   let socket: WebSocket | null = null;
@@ -108,10 +138,10 @@ export function widgetTransport(options: { base: string; key: string }): Transpo
       connect();
     },
     send({ text, thread, clientId }) {
-      write({ type: 'message', text, thread, client_id: clientId });
+      write({ type: 'message', text, thread, client_id: clientId, ...options.identity });
     },
     sync(thread, after) {
-      write({ type: 'sync', thread, after });
+      write({ type: 'sync', thread, after, ...options.identity });
     },
     stop() {
       stopped = true;

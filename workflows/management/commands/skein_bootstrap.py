@@ -36,10 +36,13 @@ class Command(BaseCommand):
         full = mode.full()
         parser.add_argument("--username", default=settings.SKEIN_ADMIN_USER if full else settings.SKEIN_DEMO_USER)
         parser.add_argument(
-            "--password", default=settings.SKEIN_ADMIN_PASSWORD if full else (settings.SKEIN_DEMO_PASSWORD or "demo"),
+            "--password",
+            default=settings.SKEIN_ADMIN_PASSWORD if full else (settings.SKEIN_DEMO_PASSWORD or "demo"),
             help="full mode: default SKEIN_ADMIN_PASSWORD, else a random password (printed)",
         )
-        parser.add_argument("--demos", action="store_true", help="add any missing demo workflow, even if the account had its local provider")
+        parser.add_argument(
+            "--demos", action="store_true", help="add any missing demo workflow, even if the account had its local provider"
+        )
         parser.add_argument("--no-demos", action="store_true", help="create no demo workflows")
 
     def handle(self, *args, username, password, demos, no_demos, **options):
@@ -53,7 +56,8 @@ class Command(BaseCommand):
         else:
             account = users.objects.filter(username=username).first() or users.objects.order_by("pk").first()
             login = (
-                f"{username} (password: {password}, unless you changed it)" if account.username == username and not mode.full()
+                f"{username} (password: {password}, unless you changed it)"
+                if account.username == username and not mode.full()
                 else "the account you created earlier"
             )
 
@@ -76,7 +80,8 @@ class Command(BaseCommand):
         default = model_default(owner=account)
         on = Provider.objects.filter(pk=default["provider"]).first()
         model = (
-            "a small local model (SmolLM2-135M), no API key needed" if on is not None and on.kind == "local"
+            "a small local model (SmolLM2-135M), no API key needed"
+            if on is not None and on.kind == "local"
             else f"{default['model']}" + (f" on {on.name}" if on is not None else "")
         )
         self.stdout.write(

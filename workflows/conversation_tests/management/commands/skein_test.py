@@ -48,7 +48,9 @@ class Command(BaseCommand):
         if workflow is None:
             raise CommandError(f"no workflow {workflow_id}", returncode=2)
         try:
-            test_run = services.test_run_create(workflow=workflow, version=version_arg(version), test_ids=tests, purpose=TestRun.Purpose.CLI)
+            test_run = services.test_run_create(
+                workflow=workflow, version=version_arg(version), test_ids=tests, purpose=TestRun.Purpose.CLI
+            )
         except services.RunRefused as exc:
             raise CommandError(str(exc), returncode=2) from None
         except InvalidWorkflow as exc:
@@ -62,7 +64,9 @@ class Command(BaseCommand):
         shown: set[int] = set()
         while True:
             test_run.refresh_from_db()
-            for result in test_run.results.exclude(pk__in=shown).filter(status__in=["passed", "failed", "error"]).order_by("finished", "id"):
+            for result in (
+                test_run.results.exclude(pk__in=shown).filter(status__in=["passed", "failed", "error"]).order_by("finished", "id")
+            ):
                 shown.add(result.pk)
                 self._line(result)
             if test_run.is_done or time.monotonic() >= deadline:
