@@ -17,6 +17,7 @@ when its own run is done (no Redis).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 import time
@@ -186,7 +187,8 @@ class _RunWatcher:
         self._loop = loop
         self._pending: dict[int, set[asyncio.Future]] = {}
         self._kicked = asyncio.Event()
-        self._task = loop.create_task(self._watch())
+        # A context of its own: not the request's that happened to start it (its Local storage).
+        self._task = loop.create_task(self._watch(), context=contextvars.Context())
 
     def kick(self) -> None:
         self._kicked.set()
@@ -254,6 +256,8 @@ async def turn_wait_async(*, run_id: int, timeout: float) -> Run | None:
     loop = asyncio.get_running_loop()
     watcher = _watchers.get(loop)
     if watcher is None:
+        for closed in [other for other in _watchers if other.is_closed()]:  # loops of finished async_to_sync calls
+            del _watchers[closed]
         watcher = _watchers[loop] = _RunWatcher(loop)
     return await watcher.wait(run_id, timeout)
 
