@@ -91,7 +91,9 @@ class PrivatePostgres:
         import psycopg
 
         with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres", autocommit=True) as conn:
-            return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").fetchone()[0]
+            return conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchone()[0]
 
     def stop(self) -> None:
         from tests.stack import stop_group

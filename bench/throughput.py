@@ -359,6 +359,8 @@ def run(quick: bool) -> Result:
             threads=threads,
             fake=fake,
         )
+    pool_size = int(os.environ.get("SKEIN_DB_POOL_SIZE", "32"))  # the stack's processes inherit it (config/settings.py)
+    pools = pool_size * (processes + 1)
     for max_connections, measured in runs.items():
         skein, audit = measured["skein"], measured["audit"]
         label = f"{conversations} conversations, {latency * 1000:.0f} ms model, PostgreSQL max_connections={max_connections}"
@@ -392,6 +394,17 @@ def run(quick: bool) -> Result:
                 "ms",
                 _ratio(skein["latency_ms"].get("p99"), base["latency_ms"].get("p99")),
                 "Skein / bare",
+            ),
+            Row(
+                f"  peak PostgreSQL connections ({max_connections} conns)",
+                measured["peak_connections"],
+                pools,
+                "",
+                None,
+                "peak / pools' sizes",
+                f"≤ {pools} (the pools' sizes)",
+                measured["peak_connections"] <= pools,
+                note=f"{processes} worker process(es) and 1 daphne, a pool of {pool_size} each; {processes * threads} turns in flight at most",
             ),
             Row(
                 f"  lost + duplicated turns ({max_connections} conns, every transcript checked)",

@@ -100,16 +100,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 elif FULL_MODE and env.bool("SKEIN_DB_POOL", default=True):
     # A connection pool per process (psycopg_pool): daphne serves each request in a thread of its
     # own and Celery closes connections after each task, so without it every request and every turn
-    # would open a PostgreSQL connection. A turn keeps its connection while it runs (it holds the
-    # thread's advisory lock), so a worker's concurrency should not exceed the pool's size.
+    # would open a PostgreSQL connection. A turn takes a connection for its short transactions
+    # only and hands it back before each model call (workflows/runtime.py), so a worker's turns
+    # in flight can far outnumber the pool's size.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": env.int("SKEIN_DB_POOL_SIZE", default=32),
         "timeout": env.float("SKEIN_DB_POOL_TIMEOUT_S", default=60.0),
-        # A session advisory lock must never outlive its turn on a connection handed to another.
-        "reset": lambda connection: connection.execute("SELECT pg_advisory_unlock_all()"),
     }
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
@@ -281,6 +280,9 @@ SKEIN_NODE_CPU_BUDGET_S = env.float("SKEIN_NODE_CPU_BUDGET_S", default=2.0)
 # a turn has its own bound instead (model calls, summaries, node budgets).
 SKEIN_TURN_SOFT_TIME_LIMIT_S = env.int("SKEIN_TURN_SOFT_TIME_LIMIT_S", default=900)
 SKEIN_TURN_TIME_LIMIT_S = env.int("SKEIN_TURN_TIME_LIMIT_S", default=960)
+# A thread's turn lock (full mode, in Redis) is renewed every third of this while its holder
+# lives; a holder that died leaves it to expire after this long, then its turn is taken over.
+SKEIN_TURN_LOCK_TTL_S = env.float("SKEIN_TURN_LOCK_TTL_S", default=10.0)
 SKEIN_TEMPLATE_MAX_CHARS = env.int("SKEIN_TEMPLATE_MAX_CHARS", default=100_000)
 # A reply longer than this is cut (and says so): it must fit a WebSocket frame (daphne: 1 MiB).
 SKEIN_MAX_REPLY_CHARS = env.int("SKEIN_MAX_REPLY_CHARS", default=60_000)

@@ -2,7 +2,7 @@
 
 - everything: the Python environment of ``make test`` (PostgreSQL is used when DATABASE_URL points
   at it, as ``make test`` does; the embedded SQLite works for all but the ``postgres`` tests);
-- ``@pytest.mark.postgres``: PostgreSQL at DATABASE_URL (real row and advisory locks);
+- ``@pytest.mark.postgres``: PostgreSQL at DATABASE_URL (real row locks, concurrent transactions);
 - ``@pytest.mark.redis``: Redis at 127.0.0.1:6379 (or SKEIN_TEST_REDIS_URL), for real workers;
 - ``@pytest.mark.browser``: Debian's Chromium at /usr/bin/chromium and a built front end.
 A missing service fails those tests with a message that names it; nothing is skipped.

@@ -19,6 +19,7 @@ import time
 
 import httpx
 import pytest
+import redis
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
@@ -361,9 +362,9 @@ def terminate_other_backends() -> int:
 )
 def test_database_connections_dropped_mid_turn(require_postgres, require_redis, user, provider, fake_llm, tmp_path, connections):
     """Every PostgreSQL session of the worker and daphne is terminated while four turns wait on
-    the model (holding their threads' turn locks) and one more is queued behind them; the idle
-    connections kept for later turns and requests die too. Nothing is sent to recover the turns:
-    the worker must take them up again by itself."""
+    the model (holding their threads' turn locks, in Redis) and one more is queued behind them;
+    the idle connections kept for later turns and requests die too. Nothing is sent to recover the
+    turns: the worker must carry on by itself."""
     gate = Gate("held-")
     fake_llm.responder = gate
     workflow = chatbot(user, provider)
@@ -384,15 +385,10 @@ def test_database_connections_dropped_mid_turn(require_postgres, require_redis, 
             wait_for(lambda: gate.waiting() == in_flight, timeout=60, what="four turns at the model", diagnostics=diagnostics)
             waiting["held-t1-queued"] = site.send("held-t1-queued", t1)
             wait_for(lambda: runs_of(workflow.pk, "held-t1-queued"), timeout=60, what="the queued run")
-            # the turn locks are held by the worker's sessions
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-                    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                )
-                assert cursor.fetchone()[0] == 4
+            # the turn locks are held by the worker, in Redis (not by its database sessions)
+            assert len(redis.Redis.from_url(require_redis).keys(f"{TEST_NAMESPACE}:turn-lock:*")) == 4
 
-            assert terminate_other_backends() >= 4
+            assert terminate_other_backends() >= 1  # the sessions kept for later turns and requests
             gate.release()
 
             wait_for(
@@ -407,8 +403,9 @@ def test_database_connections_dropped_mid_turn(require_postgres, require_redis, 
             assert all(run.status == Run.Status.SUCCEEDED for run in runs.values()), {r.input: r.error for r in runs.values()}
             for message, future in waiting.items():
                 assert_answered(future.result(timeout=120), runs[message])
-            # each interrupted turn ran once more, on a new connection, by the worker itself
-            assert all(runs[message].attempts == 2 for message in in_flight), {m: runs[m].attempts for m in in_flight}
+            # the drop interrupted none of them: a turn at the model holds no database connection,
+            # and its final transaction took a live one (the pool checks them; else a new one)
+            assert all(runs[message].attempts == 1 for message in in_flight), {m: runs[m].attempts for m in in_flight}
 
             after = site.chat("after the drop", t1)
             assert after.status_code == 200 and after.json()["reply"] == "echo: after the drop", after.text
@@ -611,3 +608,149 @@ def test_a_stream_ends_with_the_runs_outcome_although_its_events_were_lost(fault
     assert [e["type"] for e in found][0] == "accepted" and found[-1]["type"] == "run.finished", found
     assert found[-1]["data"] == {"run": found[0]["data"]["run"], "reply": "echo: hi", "warnings": [], "cut": False}
     assert time.monotonic() - started < 15  # well before the 20 s bound
+
+
+# --- a turn at the model holds no database connection ---------------------------------------------
+WORKER_APP_NAME = "skein-test-worker"
+
+
+def worker_sessions() -> list[str]:
+    """The states of the worker's PostgreSQL sessions on the test database (its PGAPPNAME)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT state FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s", [WORKER_APP_NAME])
+        return [row[0] for row in cursor.fetchall()]
+
+
+@full_stack_test
+def test_turns_waiting_on_a_hung_model_hold_no_database_connection(require_postgres, require_redis, user, provider, fake_llm, tmp_path):
+    """Twelve turns hang at the model in a worker whose connection pool has two connections: all
+    twelve reach the model (a turn that kept its connection would wait for the pool instead), and
+    meanwhile the worker has at most the pool's two sessions open, none of them in a query or a
+    transaction. Once the model answers, every turn ends once, in order."""
+    gate = Gate("hung-")
+    fake_llm.responder = gate
+    workflow = chatbot(user, provider)
+    env = full_mode_env(connection.settings_dict["NAME"], require_redis)
+    worker = start_worker({**env, "SKEIN_DB_POOL_SIZE": "2", "PGAPPNAME": WORKER_APP_NAME}, tmp_path, concurrency=16)
+    web, base = start_daphne(env, tmp_path)
+    site = Site(base, workflow.pk)
+    diagnostics = lambda: worker.output() + web.output()  # noqa: E731
+    try:
+        t1 = site.chat("first one").json()["thread"]
+        hung = {f"hung-{i}" for i in range(12)}
+        waiting = {message: site.send(message, t1 if message == "hung-0" else None) for message in sorted(hung)}
+        wait_for(lambda: gate.waiting() == hung, timeout=60, what="twelve turns at the model", diagnostics=diagnostics)
+        waiting["hung-queued"] = site.send("hung-queued", t1)  # behind hung-0 on its thread
+        wait_for(lambda: runs_of(workflow.pk, "hung-queued"), timeout=60, what="the queued run")
+        # the turns' short writes are over: every session the worker has open is idle in its pool
+        sessions = wait_for(
+            lambda: (s := worker_sessions()) and set(s) == {"idle"} and s,
+            timeout=10,
+            what="idle sessions",
+            diagnostics=lambda: str(worker_sessions()),
+        )
+        assert len(sessions) <= 2, sessions
+        assert Run.objects.filter(workflow_id=workflow.pk, status=Run.Status.RUNNING).count() == 12
+
+        gate.release()
+        wait_for(lambda: not unfinished(workflow.pk), timeout=60, interval=0.5, what="every run to end", diagnostics=diagnostics)
+        runs = {run.input: run for run in assert_consistent(workflow.pk, site)}
+        for message, future in waiting.items():
+            assert_answered(future.result(timeout=120), runs[message])
+        assert all(run.status == Run.Status.SUCCEEDED and run.attempts == 1 for run in runs.values())
+        assert len(worker_sessions()) <= 2
+    finally:
+        gate.release()
+        site.close()
+        web.stop()
+        worker.stop()
+
+
+# --- many waiting callers, one daphne ---------------------------------------------------------------
+WEB_APP_NAME = "skein-test-web"
+
+
+def process_threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def sessions_of(application_name: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s", [application_name]
+        )
+        return cursor.fetchone()[0]
+
+
+@full_stack_test
+def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(
+    require_postgres, require_redis, user, provider, fake_llm, tmp_path
+):
+    """300 chat requests wait at once on one daphne process (16 turns at a held model, the rest
+    queued on the worker): daphne serves them with a handful of threads and at most its pool's
+    four database connections, and every caller gets its own reply once the model answers."""
+    import asyncio
+
+    gate = Gate("many-")
+    fake_llm.responder = gate
+    workflow = chatbot(user, provider)
+    env = full_mode_env(connection.settings_dict["NAME"], require_redis)
+    worker = start_worker(env, tmp_path, concurrency=16)
+    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "PGAPPNAME": WEB_APP_NAME}, tmp_path)
+    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
+    idle_threads = process_threads(web.proc.pid)
+    answers: dict[int, object] = {}
+
+    async def callers():
+        limits = httpx.Limits(max_connections=300, max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits) as http:
+
+            async def call(i):
+                await asyncio.sleep(i * 0.01)  # arriving over 3 s: what is measured is the wait, not one instant's accepts
+                try:
+                    answers[i] = await http.post(f"/api/workflows/{workflow.pk}/chat/", json={"message": f"many-{i}"})
+                except Exception as exc:  # noqa: BLE001 - reported by the assertions below
+                    answers[i] = exc
+
+            await asyncio.gather(*(call(i) for i in range(300)))
+
+    calling = threading.Thread(target=asyncio.run, args=(callers(),))
+    calling.start()
+    peak = {"sessions": 0, "arriving threads": 0, "waiting threads": 0}
+    try:
+
+        def all_waiting():
+            peak["arriving threads"] = max(peak["arriving threads"], process_threads(web.proc.pid))
+            peak["sessions"] = max(peak["sessions"], sessions_of(WEB_APP_NAME))
+            return Run.objects.filter(workflow_id=workflow.pk).count() == 300 and len(gate.waiting()) == 16
+
+        wait_for(
+            all_waiting,
+            timeout=180,
+            interval=0.2,
+            what="300 waiting requests",
+            diagnostics=lambda: f"answered early: {list(answers.items())[:5]}\n" + web.output() + worker.output(),
+        )
+        # Every request has been handled up to its wait (its run exists). The threads Django gave
+        # the requests while it handled them are gone: sample a while (the last views' threads end).
+        for _ in range(20):
+            peak["sessions"] = max(peak["sessions"], sessions_of(WEB_APP_NAME))
+            time.sleep(0.1)
+        waiting_threads = [process_threads(web.proc.pid) for _ in range(10)]
+        peak["waiting threads"] = max(waiting_threads)
+        assert not answers  # nobody was answered before the model was
+        gate.release()
+        calling.join(timeout=240)
+        assert not calling.is_alive()
+        for i in range(300):
+            response = answers[i]
+            assert not isinstance(response, Exception), (i, response)
+            assert response.status_code == 200 and response.json()["reply"] == f"echo: many-{i}", (i, response.text)
+        assert peak["waiting threads"] < idle_threads + 20, (idle_threads, peak)  # not one per waiting request
+        assert peak["sessions"] <= 4, peak
+        print(f"daphne: {idle_threads} threads idle; {peak}")
+    finally:
+        gate.release()
+        calling.join(timeout=60)
+        web.stop()
+        worker.stop()

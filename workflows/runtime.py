@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from django.db import connection
 from django.utils import timezone
 
 from memory import tokens
@@ -18,6 +19,13 @@ from .models import Provider, Run, RunStep
 from .text import storable, storable_json
 
 logger = logging.getLogger("skein.runs")
+
+
+def _connection_hand_back() -> None:
+    """Close this thread's PostgreSQL connection unless a transaction is open (with the full
+    mode's pool, closing returns it to the pool). SQLite's (embedded, one process) is kept."""
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        connection.close()
 
 
 class TurnRuntime:
@@ -56,9 +64,14 @@ class TurnRuntime:
         return self._providers[provider_id]
 
     def bind_model(self, node_id: str, ref: ModelRef, *, stream: bool = True):
-        """Resolve the provider now; the returned call touches no database (safe in any thread)."""
+        """Resolve the provider now; the returned call touches no database (safe in any thread).
+
+        Every model call is bound right before it is made (a node's ``call_model``, memory's
+        summarizer): the turn hands its database connection back here, so a turn waiting on a
+        model holds none (the pool lends it to another turn; the next query takes one again)."""
         provider = self._provider(ref.provider)
         on_token = self._token_sender(node_id) if stream else None
+        _connection_hand_back()
 
         def call(messages: list[dict], *, deadline: float | None = None) -> LLMResult:
             with self.trace.model_call(node_id, ref, provider) as record:

@@ -41,14 +41,24 @@ def turn_process(*, run_id: int) -> None:
     if run is None or run.is_done:
         return
     scope = locks.turn_scope(run)
+    # A run already RUNNING was started by someone: a redelivered task whose worker died, whose
+    # lock frees itself within its TTL (full mode). Wait for it rather than leave the turn orphaned.
+    wait_s = locks.takeover_wait_s() if run.status == Run.Status.RUNNING else 0.0
     while True:
-        with locks.try_turn_lock(*scope) as acquired:
-            if not acquired:
+        with locks.try_turn_lock(*scope, wait_s=wait_s) as lock:
+            if not lock:
                 return
-            while (next_id := _next_in_queue(run, scope)) is not None:
-                run_execute(run_id=next_id)
+            while not lock.lost and (next_id := _next_in_queue(run, scope)) is not None:
+                try:
+                    run_execute(run_id=next_id)
+                except TurnSuperseded:
+                    logger.warning("run %s: taken over by another holder of its turn lock; its outcome is theirs", next_id)
+                    return
                 if mode.turns_in_request() and next_id >= run.pk:
                     break
+            if lock.lost:
+                return  # the lock's new holder drains the queue
+        wait_s = 0.0
         following = _next_in_queue(run, scope)
         if following is None:
             return
@@ -76,6 +86,11 @@ def _next_in_queue(run: Run, scope) -> int | None:
     else:
         query = Run.objects.filter(pk=run.pk, status__in=pending)
     return query.order_by("id").values_list("id", flat=True).first()
+
+
+class TurnSuperseded(Exception):
+    """The run was taken over (its ``attempts`` moved on) while this caller executed it: this
+    caller lost its turn lock, and the new holder's outcome is the one recorded."""
 
 
 def run_execute(*, run_id: int) -> None:
@@ -119,12 +134,12 @@ def run_execute(*, run_id: int) -> None:
 
 
 def _finish(run: Run, *, runtime, reply: str = "", error: str = "", cut: bool = False) -> None:
-    """Record the outcome, the reply in the transcript and the turn in the memory, at once."""
+    """Record the outcome, the reply in the transcript and the turn in the memory, at once.
+
+    Fenced: the run's row is updated only if its ``attempts`` is still the one this execution
+    started with and it is not done (the update also locks the row until the commit); otherwise
+    someone took the turn over and nothing of this execution is written (``TurnSuperseded``)."""
     with transaction.atomic():
-        runtime.steps_save()
-        if run.thread_id and reply:
-            _transcript_append(run, role=Message.Role.ASSISTANT, content=reply)
-        runtime.memory.turn_finished(user_text=run.input, reply=reply)
         run.status = Run.Status.FAILED if error else Run.Status.SUCCEEDED
         run.output = storable(reply)
         run.error = storable(error)
@@ -133,7 +148,14 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "", cut: bool = 
         run.prompt_tokens = runtime.prompt_tokens
         run.completion_tokens = runtime.completion_tokens
         run.cost = runtime.cost
-        run.save()
+        fields = ("status", "output", "error", "finished", "warnings", "prompt_tokens", "completion_tokens", "cost")
+        current = Run.objects.filter(pk=run.pk, attempts=run.attempts, status=Run.Status.RUNNING)
+        if not current.update(**{name: getattr(run, name) for name in fields}):
+            raise TurnSuperseded(run.pk)
+        runtime.steps_save()
+        if run.thread_id and reply:
+            _transcript_append(run, role=Message.Role.ASSISTANT, content=reply)
+        runtime.memory.turn_finished(user_text=run.input, reply=reply)
         if error:
             events.publish(events.RUN_FAILED, {"error": error}, run_id=run.pk, thread_id=run.thread_id)
         else:

@@ -16,12 +16,15 @@ when its own run is done (no Redis).
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import threading
 import time
 from functools import lru_cache
 
 import redis
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, connections
 
@@ -65,22 +68,28 @@ class _RunSignals:
     def wait(self, run_id: int, timeout: float, is_done) -> bool:
         """True once ``run_id`` is signalled or ``is_done()``; False after ``timeout`` seconds."""
         event = threading.Event()
-        with self._lock:
-            self._waiters.setdefault(run_id, set()).add(event)
-            if self._listener is None or not self._listener.is_alive():
-                self._listener = threading.Thread(target=self._listen, name="skein-run-signals", daemon=True)
-                self._listener.start()
+        self._register(run_id, event)
         try:
             # Listening before looking: a run that ends after the look is signalled to us.
             self._subscribed.wait(min(SUBSCRIBE_WAIT_S, timeout))
             return is_done() or event.wait(timeout)
         finally:
-            with self._lock:
-                waiting = self._waiters.get(run_id)
-                if waiting is not None:
-                    waiting.discard(event)
-                    if not waiting:
-                        del self._waiters[run_id]
+            self._unregister(run_id, event)
+
+    def _register(self, run_id: int, waiter) -> None:
+        with self._lock:
+            self._waiters.setdefault(run_id, set()).add(waiter)
+            if self._listener is None or not self._listener.is_alive():
+                self._listener = threading.Thread(target=self._listen, name="skein-run-signals", daemon=True)
+                self._listener.start()
+
+    def _unregister(self, run_id: int, waiter) -> None:
+        with self._lock:
+            waiting = self._waiters.get(run_id)
+            if waiting is not None:
+                waiting.discard(waiter)
+                if not waiting:
+                    del self._waiters[run_id]
 
     def _listen(self) -> None:
         while not self._closed:
@@ -129,12 +138,11 @@ class _LocalSignals(_RunSignals):
         try:
             return is_done() or event.wait(timeout)  # registered before looking: no end is missed
         finally:
-            with self._lock:
-                waiting = self._waiters.get(run_id)
-                if waiting is not None:
-                    waiting.discard(event)
-                    if not waiting:
-                        del self._waiters[run_id]
+            self._unregister(run_id, event)
+
+    def _register(self, run_id: int, waiter) -> None:
+        with self._lock:  # no subscription: runs end in this process
+            self._waiters.setdefault(run_id, set()).add(waiter)
 
     def wake(self, run_id: int) -> None:
         self._wake(run_id)
@@ -144,18 +152,114 @@ _signals = _RunSignals()
 _local_signals = _LocalSignals()
 
 
-def wait_for_run(run_id: int, timeout: float) -> bool:
-    """True once the run ended (signalled, or seen in the database); False after ``timeout``."""
-
-    def is_done() -> bool:
-        done = Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
-        # Hand the database connection back while we wait: a hundred waiting requests must not hold
-        # a hundred connections. The next query takes one from the pool again.
+def _run_done(run_id: int) -> bool:
+    try:
+        return Run.objects.filter(pk=run_id, status__in=[Run.Status.SUCCEEDED, Run.Status.FAILED]).exists()
+    finally:
+        # Hand the database connection back while we wait (also a broken one): a hundred waiting
+        # requests must not hold a hundred connections. The next query takes one from the pool.
         if not connection.in_atomic_block:
             connection.close()
-        return done
 
-    return (_signals if mode.full() else _local_signals).wait(run_id, timeout, is_done)
+
+def wait_for_run(run_id: int, timeout: float) -> bool:
+    """True once the run ended (signalled, or seen in the database); False after ``timeout``."""
+    return (_signals if mode.full() else _local_signals).wait(run_id, timeout, lambda: _run_done(run_id))
+
+
+class _Kick:
+    """A ``_RunSignals`` waiter that wakes the run watcher (``set`` is called from any thread)."""
+
+    def __init__(self, watcher: _RunWatcher, loop):
+        self._watcher, self._loop = watcher, loop
+
+    def set(self) -> None:
+        self._loop.call_soon_threadsafe(self._watcher.kick)
+
+
+class _RunWatcher:
+    """The coroutines' waits of one event loop, with their database reads batched: one query
+    reads every waited run that ended, when a run signal arrives, when a waiter comes, and every
+    ``SLICE_S`` (a lost signal delays an answer by that much at most). Its queries run on
+    asgiref's one shared thread for thread-sensitive code outside requests, one at a time."""
+
+    def __init__(self, loop):
+        self._loop = loop
+        self._pending: dict[int, set[asyncio.Future]] = {}
+        self._kicked = asyncio.Event()
+        # A context of its own: not the request's that happened to start it (its Local storage).
+        self._task = loop.create_task(self._watch(), context=contextvars.Context())
+
+    def kick(self) -> None:
+        self._kicked.set()
+
+    async def wait(self, run_id: int, timeout: float) -> Run | None:
+        """The run once it ended (its status and outcome loaded), or None after ``timeout``."""
+        signals = _signals if mode.full() else _local_signals
+        kick = _Kick(self, self._loop)
+        signals._register(run_id, kick)
+        future = self._loop.create_future()
+        self._pending.setdefault(run_id, set()).add(future)
+        self.kick()
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return None
+        finally:
+            signals._unregister(run_id, kick)
+            waiting = self._pending.get(run_id)
+            if waiting is not None:
+                waiting.discard(future)
+                if not waiting:
+                    del self._pending[run_id]
+
+    async def _watch(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._kicked.wait(), SLICE_S)
+            except TimeoutError:
+                pass
+            self._kicked.clear()
+            await asyncio.sleep(0.005)  # the other signals and waiters of this moment: one query
+            if not self._pending:
+                continue
+            try:
+                ended = await _ended_runs(list(self._pending))
+            except Exception as exc:  # the database away: waiters wait on, their bounds are theirs
+                logger.warning("waiting for runs: %s: %s; waiting on", type(exc).__name__, exc)
+                await asyncio.sleep(1.0)
+                self.kick()
+                continue
+            for run in ended:
+                for future in self._pending.pop(run.pk, ()):
+                    if not future.done():
+                        future.set_result(run)
+
+
+@sync_to_async(thread_sensitive=True)
+def _ended_runs(run_ids: list[int]) -> list[Run]:
+    try:
+        done = (Run.Status.SUCCEEDED, Run.Status.FAILED)
+        fields = ("id", "thread_id", "status", "output", "error", "warnings")
+        return list(Run.objects.filter(pk__in=run_ids, status__in=done).only(*fields))
+    finally:
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            connection.close()  # a pool's connection goes back to it; also a broken one
+
+
+_watchers: dict[asyncio.AbstractEventLoop, _RunWatcher] = {}
+
+
+async def turn_wait_async(*, run_id: int, timeout: float) -> Run | None:
+    """``turn_wait`` for a coroutine (``api/deferred.py``): the run once it ended, or None when
+    ``timeout`` ran out, holding no thread and no database connection meanwhile."""
+    loop = asyncio.get_running_loop()
+    watcher = _watchers.get(loop)
+    if watcher is None:
+        for closed in [other for other in _watchers if other.is_closed()]:  # loops of finished async_to_sync calls
+            del _watchers[closed]
+        watcher = _watchers[loop] = _RunWatcher(loop)
+    return await watcher.wait(run_id, timeout)
 
 
 def run_wait(*, run, timeout: float | None = None):

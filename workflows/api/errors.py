@@ -54,12 +54,17 @@ def exception_handler(exc, context):
         return Response({"detail": exc.message, "code": exc.code, "participant": [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, NoTrigger):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    unavailable = unavailable_answer(exc)
+    if unavailable is not None:
+        body, headers = unavailable
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=headers)
+    return drf_exception_handler(exc, context)
+
+
+def unavailable_answer(exc) -> tuple[dict, dict] | None:
+    """The 503's body and headers when ``exc`` says a backing service is down, else None."""
     for kind, service in UNAVAILABLE.items():
         if isinstance(exc, kind):
             logger.warning("%s is unavailable: %s: %s", service, type(exc).__name__, exc)
-            return Response(
-                {"detail": f"{service} is unavailable right now; try again in a moment", "code": "unavailable"},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                headers={"Retry-After": "5"},
-            )
-    return drf_exception_handler(exc, context)
+            return {"detail": f"{service} is unavailable right now; try again in a moment", "code": "unavailable"}, {"Retry-After": "5"}
+    return None

@@ -11,8 +11,8 @@ from rest_framework.views import APIView
 
 from workflows import selectors, telemetry, triggers, versions
 from workflows.models import Webhook
-from workflows.waiting import turn_wait
 
+from .deferred import wait_answer
 from .fields import TurnResultSerializer
 
 
@@ -70,9 +70,7 @@ class WebhookView(APIView):
         except triggers.WebhookRejected as rejected:
             return Response({"detail": rejected.message}, status=rejected.status)
         if request.query_params.get("wait") in ("1", "true", "yes"):
-            run = turn_wait(run=run, timeout=settings.SKEIN_WEBHOOK_WAIT_S)
-            if run.is_done:
-                return Response(TurnResultSerializer(run).data, status=200)
+            return wait_answer(request, run, answer="hook", timeout=settings.SKEIN_WEBHOOK_WAIT_S, replayed=not created)
         headers = {} if created else {"Idempotent-Replayed": "true"}
         return Response({"run": run.pk, "thread": run.thread_id, "status": run.status}, status=202, headers=headers)
 

@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 from functools import lru_cache
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -13,8 +14,8 @@ from workflows.conversation_tests.api import publish
 from workflows.engine.registry import all_node_types
 from workflows.lookups import thread_or_404, workflow_or_404
 from workflows.models import Workflow
-from workflows.waiting import turn_wait
 
+from .deferred import wait_answer
 from .fields import GraphField, IssueSerializer, TurnResultSerializer
 
 
@@ -181,7 +182,7 @@ class ChatView(APIView):
             thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
         participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
         run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
-        return Response(TurnResultSerializer(turn_wait(run=run)).data)
+        return wait_answer(request, run, answer="turn", timeout=settings.SKEIN_CHAT_WAIT_S)
 
 
 class ManualRunInput(serializers.Serializer):
@@ -197,4 +198,4 @@ class ManualRunView(APIView):
         data = ManualRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         run = runs.manual_start(workflow=workflow, message=data.validated_data["message"])
-        return Response(TurnResultSerializer(turn_wait(run=run)).data)
+        return wait_answer(request, run, answer="turn", timeout=settings.SKEIN_CHAT_WAIT_S)

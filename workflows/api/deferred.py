@@ -1,0 +1,124 @@
+"""Waiting for a turn without a thread: the chat API's and the webhook's bounded waits under daphne.
+
+Django's ASGI handler gives every request a thread of its own for its whole length (its
+``ThreadSensitiveContext``), so a request that waits for a turn inside a view holds a thread
+however it waits. Under daphne a view instead answers at once with a *deferred wait*: an empty
+response carrying the run and how its answer is made (``wait_answer``). ``DeferredWaits``, the
+ASGI application around Django's, holds that response back, lets the request's thread go, waits
+for the run asynchronously (``waiting.turn_wait_async``: no thread, no database connection), then
+sends the response with its body: the status and headers Django's middleware gave it, plus the
+answer's own. A thousand waiting callers cost a thousand small coroutines.
+
+Outside daphne (the test client, a WSGI server) the view waits itself, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from asgiref.sync import sync_to_async
+from django.db import connection
+from django.http import HttpResponse
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+
+from workflows import waiting
+from workflows.api.errors import unavailable_answer
+from workflows.api.fields import TurnResultSerializer
+from workflows.models import Run
+
+logger = logging.getLogger("skein.api")
+
+SCOPE_KEY = "skein.deferred_waits"  # set on the ASGI scope by DeferredWaits
+HEADER = b"x-skein-deferred-wait"  # the view's note to DeferredWaits, never sent to the client
+
+
+def turn_answer(run: Run, *, replayed: bool = False) -> tuple[int, dict, dict]:
+    """The chat API's answer: the run's outcome (or its state when the wait ran out)."""
+    return 200, TurnResultSerializer(run).data, {}
+
+
+def hook_answer(run: Run, *, replayed: bool = False) -> tuple[int, dict, dict]:
+    """The webhook's ``?wait=1`` answer: the outcome once done, else 202 with the run."""
+    if run.is_done:
+        return 200, TurnResultSerializer(run).data, {}
+    return 202, {"run": run.pk, "thread": run.thread_id, "status": run.status}, {} if not replayed else {"Idempotent-Replayed": "true"}
+
+
+ANSWERS = {"turn": turn_answer, "hook": hook_answer}
+
+
+def wait_answer(request, run: Run, *, answer: str, timeout: float, replayed: bool = False):
+    """The view's response for a request that waits for ``run``: deferred under daphne, else
+    waited for here (``waiting.turn_wait``)."""
+    if run.is_done or not getattr(request, "scope", {}).get(SCOPE_KEY):
+        status, body, headers = ANSWERS[answer](waiting.turn_wait(run=run, timeout=timeout), replayed=replayed)
+        return Response(body, status=status, headers=headers)
+    note = json.dumps({"answer": answer, "run": run.pk, "timeout": timeout, "replayed": replayed})
+    response = HttpResponse(status=200, content_type="application/json")
+    response[HEADER.decode()] = note
+    return response
+
+
+def _answer(note: dict) -> tuple[int, dict, bytes]:
+    try:
+        run = Run.objects.get(pk=note["run"])
+        status, body, headers = ANSWERS[note["answer"]](run, replayed=note["replayed"])
+        return status, headers, JSONRenderer().render(body)
+    finally:
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            connection.close()
+
+
+_answer_async = sync_to_async(_answer, thread_sensitive=True)  # outside a request: one shared thread
+
+
+class DeferredWaits:
+    """The ASGI application around Django's that serves deferred waits (see the module's doc)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        held: dict = {}
+
+        async def hold_back(message):
+            if message["type"] == "http.response.start" and "start" not in held:
+                notes = [value for name, value in message.get("headers", []) if name.lower() == HEADER]
+                if notes:
+                    held["start"] = message
+                    held["note"] = json.loads(notes[0])
+                    return
+            if "start" in held:
+                return  # the deferred response's empty body
+            await send(message)
+
+        await self.app({**scope, SCOPE_KEY: True}, receive, hold_back)
+        if "start" not in held:
+            return
+        note = held["note"]
+        try:
+            run = await waiting.turn_wait_async(run_id=note["run"], timeout=note["timeout"])
+            if run is None:  # the bound ran out: the run as it is now
+                status, extra, body = await _answer_async(note)
+            else:
+                status, payload, extra = ANSWERS[note["answer"]](run, replayed=note["replayed"])
+                body = JSONRenderer().render(payload)
+        except Exception as exc:
+            unavailable = unavailable_answer(exc)
+            if unavailable is None:  # a bug: said in JSON, like every other error
+                logger.exception("deferred wait for run %s", note["run"])
+                unavailable = {"detail": f"internal error: {type(exc).__name__}"}, {}
+                status = 500
+            else:
+                status = 503
+            payload, extra = unavailable
+            body = JSONRenderer().render(payload)
+        headers = [(name, value) for name, value in held["start"].get("headers", []) if name.lower() not in (HEADER, b"content-length")]
+        headers += [(name.lower().encode(), str(value).encode()) for name, value in extra.items()]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
