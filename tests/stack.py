@@ -186,6 +186,14 @@ def start_embedded(env: dict, log_dir: Path, *, name: str = "embedded") -> tuple
 
 
 @contextmanager
+def logged_in_client(base: str, username: str = "alice", password: str = "alice-password"):
+    """An HTTP client of a running stack, with the API token of ``username`` (conftest's ``user``)."""
+    response = httpx.post(f"{base}/api/auth/token/", json={"username": username, "password": password}, timeout=60)
+    with httpx.Client(base_url=base, headers={"Authorization": f"Token {response.json()['token']}"}, timeout=60) as http:
+        yield http
+
+
+@contextmanager
 def full_stack(database_name: str, redis_url: str, log_dir: Path, *, concurrency: int = 16, **env_extra):
     env = full_mode_env(database_name, redis_url, **env_extra)
     processes = []

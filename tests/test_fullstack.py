@@ -8,7 +8,6 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 
-import httpx
 import pytest
 
 from tests.fakellm import Reply
@@ -36,9 +35,9 @@ def stack(require_postgres, require_redis, tmp_path_factory, django_db_setup, dj
 
 @pytest.fixture
 def client(stack, user):
-    base = stack["base"]
-    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
-    with httpx.Client(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=60) as http:
+    from tests.stack import logged_in_client
+
+    with logged_in_client(stack["base"]) as http:
         yield http
 
 
