@@ -8,6 +8,7 @@ import { formatDateTime, timeAgo } from '../ui/format';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
+import { Pager } from '../ui/Pager';
 
 const PAGE_SIZE = 25;
 
@@ -63,11 +64,7 @@ export function ParticipantsPage() {
               ))}
             </tbody>
           </table>
-          <div className="pager">
-            <span className="muted small">{offset + 1}–{offset + page.results.length} of {page.count}</span>
-            <button className="btn btn-sm" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>← Newer</button>
-            <button className="btn btn-sm" disabled={!page.next} onClick={() => setOffset(offset + PAGE_SIZE)}>Older →</button>
-          </div>
+          <Pager offset={offset} shown={page.results.length} count={page.count} hasNext={!!page.next} pageSize={PAGE_SIZE} onOffset={setOffset} />
         </>
       )}
     </div>

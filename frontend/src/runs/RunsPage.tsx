@@ -4,6 +4,7 @@ import { Link, navigate } from '../router';
 import { formatDuration, timeAgo } from '../ui/format';
 import { EmptyState, ErrorState, StatusBadge } from '../ui/States';
 import { useAsync } from '../ui/useAsync';
+import { Pager } from '../ui/Pager';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['', 'succeeded', 'failed', 'running', 'queued'];
@@ -83,13 +84,7 @@ export function RunsPage({ workflowId }: { workflowId?: number }) {
               ))}
             </tbody>
           </table>
-          <div className="pager">
-            <span className="muted small">
-              {offset + 1}–{offset + page.results.length} of {page.count}
-            </span>
-            <button className="btn btn-sm" disabled={!page.previous || offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>← Newer</button>
-            <button className="btn btn-sm" disabled={!page.next} onClick={() => setOffset(offset + PAGE_SIZE)}>Older →</button>
-          </div>
+          <Pager offset={offset} shown={page.results.length} count={page.count} hasNext={!!page.next} pageSize={PAGE_SIZE} onOffset={setOffset} />
         </>
       )}
     </div>
