@@ -21,4 +21,4 @@ COPY manage.py ./
 RUN SECRET_KEY=build python manage.py collectstatic --noinput
 
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
+CMD ["daphne", "-e", "tcp:port=8000:interface=0.0.0.0:backlog=1024", "config.asgi:application"]

@@ -7,6 +7,10 @@ export PATH := $(abspath $(BIN)):$(PATH)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# daphne's listen queue (Twisted's default, 50, overflows when hundreds of clients connect at once;
+# the kernel caps it at net.core.somaxconn).
+BACKLOG ?= 1024
+LISTEN = -e tcp:port=$(PORT):interface=$(HOST):backlog=$(BACKLOG)
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 FRONTEND_SOURCES := $(shell find frontend -path frontend/widget -prune -o -name node_modules -prune -o -path frontend/dist -prune -o -type f -print 2>/dev/null)
 WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -path frontend/widget/dist -prune -o -type f -print 2>/dev/null)
@@ -14,8 +18,12 @@ WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -pat
 # llama-cpp-python (the bundled model's runtime) compiles from source: only the libraries Skein
 # loads (libllama, ggml), not llama.cpp's multimodal and common libraries, tools, examples, server
 # or tests (config/llama_cpp_build.cmake).
+# Not tuned to this machine's CPU (GGML_NATIVE=OFF): a native build on a CPU with AMX tiles crashed
+# in its first decode, and pip caches the wheel for every later venv on the machine. x86-64 builds
+# for AVX2/FMA/F16C (every x86 server since 2013).
+GGML_CPU_ARGS := -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell uname -m)),-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
 CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF \
-  -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath config/llama_cpp_build.cmake)
+  -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath config/llama_cpp_build.cmake) $(GGML_CPU_ARGS)
 export CMAKE_ARGS
 # CPU seconds compiling it takes (measured on a 2-core machine), for the first run's estimate.
 LLAMA_BUILD_CPU_S := 160
@@ -30,7 +38,7 @@ run:
 	@$(MAKE) --no-print-directory -j3 setup-app frontend
 	@$(MAKE) --no-print-directory migrate bootstrap
 	@echo "Skein (embedded mode) on http://$(HOST):$(PORT)/ (PORT=... picks another port); schedules fire from this server."
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.embedded:application
+	$(BIN)/daphne $(LISTEN) config.embedded:application
 
 test: setup frontend browser-deps lint
 	cd frontend && npm test
@@ -98,7 +106,7 @@ bootstrap: setup-app
 
 # Full mode (DESIGN.md §2): set REDIS_URL and DATABASE_URL, then run these beside `make web`.
 web: setup-app frontend migrate
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	$(BIN)/daphne $(LISTEN) config.asgi:application
 
 worker: setup-app
 	$(BIN)/celery -A config worker --pool threads --concurrency $${SKEIN_WORKER_CONCURRENCY:-32} --loglevel INFO

@@ -9,6 +9,7 @@ Runs in a thread of the test process; worker processes reach it over loopback.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ class Reply:
     prompt_tokens: int = 11
     completion_tokens: int | None = None
     finish_reason: str = "stop"  # "length": the answer was cut at max_tokens
+    usage: bool = True  # False: no usage chunk even when asked (a server that ignores stream_options)
 
 
 @dataclass
@@ -53,6 +55,8 @@ class FakeLLM:
         # GET requests (model lists): path -> (status, content type, body), or None for the default
         self.get_responder: Callable[[str], tuple[int, str, bytes] | None] = lambda path: None
         self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self.connections_opened = 0  # TCP connections accepted since start: clients that reuse theirs open few
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
@@ -66,6 +70,13 @@ class FakeLLM:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        with self._lock:  # kept-alive connections too: a stopped server answers no one
+            open_connections, self._connections = list(self._connections), set()
+        for sock in open_connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def reset(self) -> None:
         with self._lock:
@@ -92,6 +103,17 @@ class FakeLLM:
 
             def log_message(self, *args):  # keep test output clean
                 pass
+
+            def setup(self):
+                super().setup()
+                with fake._lock:
+                    fake._connections.add(self.connection)
+                    fake.connections_opened += 1
+
+            def finish(self):
+                with fake._lock:
+                    fake._connections.discard(self.connection)
+                super().finish()
 
             def do_GET(self):
                 custom = fake.get_responder(self.path)
@@ -167,13 +189,17 @@ class FakeLLM:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
+                # Chunked, and the connection kept alive afterwards, as a provider's API does: a
+                # client that reuses its connections is measured doing so.
+                self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                self.close_connection = True
+
+                def write(data: bytes):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
 
                 def send(payload):
-                    self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
-                    self.wfile.flush()
+                    write(b"data: " + json.dumps(payload).encode() + b"\n\n")
 
                 base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": request.model}
                 try:
@@ -186,12 +212,13 @@ class FakeLLM:
                         delta = {"content": piece} if index else {"role": "assistant", "content": piece}
                         send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
                     send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
-                    if (request.body.get("stream_options") or {}).get("include_usage"):
+                    if reply.usage and (request.body.get("stream_options") or {}).get("include_usage"):
                         send({**base, "choices": [], "usage": self._usage(reply)})
-                    self.wfile.write(b"data: [DONE]\n\n")
+                    write(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    self.close_connection = True
 
         return Handler
 

@@ -134,7 +134,8 @@ def start_worker(env: dict, log_dir: Path, *, concurrency: int = 16, name: str =
 
 def start_daphne(env: dict, log_dir: Path, *, app: str = "config.asgi:application", name: str = "daphne") -> tuple[Process, str]:
     port = free_port()
-    web = Process(name, [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), app], env, log_dir)
+    # The Makefile's listen queue (BACKLOG): Twisted's default of 50 drops connections arriving at once.
+    web = Process(name, [str(BIN / "daphne"), "-e", f"tcp:port={port}:interface=127.0.0.1:backlog=1024", app], env, log_dir)
     base = f"http://127.0.0.1:{port}"
 
     def up():

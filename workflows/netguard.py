@@ -137,14 +137,54 @@ class GuardedTransport(httpx.HTTPTransport):
             # second lookup cannot swap it. Over https the certificate check binds the connection
             # to the name: a rebound name cannot reach a service without that name's certificate.
             request.url = request.url.copy_with(host=address)
-        return super().handle_request(request)
+        response = super().handle_request(request)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            response.stream = _FinishedStreamDrain(response.stream)
+        return response
+
+
+class _FinishedStreamDrain(httpx.SyncByteStream):
+    """An event stream that, when its reader closes it right after the end marker (``[DONE]``),
+    reads the few bytes left first, so that its connection goes back to the pool.
+
+    The OpenAI SDK's synchronous stream stops reading at ``data: [DONE]`` and closes the response
+    with the HTTP/1.1 chunked body's last bytes unread, which closes the connection: every model
+    call would open a new one (a TCP and TLS handshake, one or more round trips to the provider).
+    Only a stream whose last event was the end marker is drained (its server sends the rest at
+    once, in the same write); one closed mid-answer is closed at once."""
+
+    MAX_DRAIN_CHUNKS = 4
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._chunks = None
+        self._tail = b""
+
+    def __iter__(self):
+        self._chunks = iter(self._stream)
+        for chunk in self._chunks:
+            self._tail = (self._tail + chunk)[-64:]
+            yield chunk
+
+    def close(self) -> None:
+        try:
+            if self._chunks is not None and self._tail.rstrip().endswith(b"[DONE]"):
+                for _index, _chunk in zip(range(self.MAX_DRAIN_CHUNKS), self._chunks):
+                    pass
+        except (httpx.HTTPError, OSError):  # the answer was read: only the connection's reuse is lost
+            pass
+        finally:
+            self._stream.close()
 
 
 @lru_cache(maxsize=1)
 def http_client() -> httpx.Client:
     """The one HTTP client for provider requests: guarded, no redirects, no proxy from the
     environment (a proxy would make the address check meaningless)."""
-    return httpx.Client(transport=GuardedTransport(), follow_redirects=False, trust_env=False, timeout=httpx.Timeout(60.0))
+    # No cap on connections: a worker's threads each make one call at a time, and a capped pool
+    # would make the thread past the cap wait for a free connection inside its model call.
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=30.0)
+    return httpx.Client(transport=GuardedTransport(limits=limits), follow_redirects=False, trust_env=False, timeout=httpx.Timeout(60.0))
 
 
 @lru_cache(maxsize=1)

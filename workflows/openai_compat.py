@@ -254,27 +254,27 @@ def usage_of(run) -> dict:
     }
 
 
-def completion(*, run, model: str, version: WorkflowVersion) -> dict:
+def completion(*, run, model: str, version_number: int) -> dict:
     return {
         "id": completion_id(run.pk),
         "object": "chat.completion",
         "created": int(run.created.timestamp()),
         "model": model,
-        "system_fingerprint": f"skein-v{version.number}",
+        "system_fingerprint": f"skein-v{version_number}",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": run.output}, "logprobs": None, "finish_reason": "stop"}],
         "usage": usage_of(run),
     }
 
 
 def chunk(
-    *, run_id: int, model: str, version: WorkflowVersion, delta: dict, finish_reason: str | None = None, created: int | None = None
+    *, run_id: int, model: str, version_number: int, delta: dict, finish_reason: str | None = None, created: int | None = None
 ) -> dict:
     return {
         "id": completion_id(run_id),
         "object": "chat.completion.chunk",
         "created": created or int(time.time()),
         "model": model,
-        "system_fingerprint": f"skein-v{version.number}",
+        "system_fingerprint": f"skein-v{version_number}",
         "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
     }
 

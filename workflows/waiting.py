@@ -240,7 +240,8 @@ class _RunWatcher:
 def _ended_runs(run_ids: list[int]) -> list[Run]:
     try:
         done = (Run.Status.SUCCEEDED, Run.Status.FAILED)
-        fields = ("id", "thread_id", "status", "output", "error", "warnings")
+        # What the deferred answers read (api/deferred.py, the chat API's and /v1's): no lazy loads there.
+        fields = ("id", "thread_id", "status", "output", "error", "warnings", "created", "prompt_tokens", "completion_tokens")
         return list(Run.objects.filter(pk__in=run_ids, status__in=done).only(*fields))
     finally:
         if connection.vendor == "postgresql" and not connection.in_atomic_block:

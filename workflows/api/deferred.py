@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 from django.db import connection
 from django.http import HttpResponse
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from workflows import waiting
@@ -34,28 +36,46 @@ SCOPE_KEY = "skein.deferred_waits"  # set on the ASGI scope by DeferredWaits
 HEADER = b"x-skein-deferred-wait"  # the view's note to DeferredWaits, never sent to the client
 
 
-def turn_answer(run: Run, *, replayed: bool = False) -> tuple[int, dict, dict]:
+Answer = Callable[..., tuple[int, dict, dict]]  # (run, *, replayed, context) -> (status, body, headers)
+
+
+def turn_answer(run: Run, *, replayed: bool = False, context: dict) -> tuple[int, dict, dict]:
     """The chat API's answer: the run's outcome (or its state when the wait ran out)."""
     return 200, TurnResultSerializer(run).data, {}
 
 
-def hook_answer(run: Run, *, replayed: bool = False) -> tuple[int, dict, dict]:
+def hook_answer(run: Run, *, replayed: bool = False, context: dict) -> tuple[int, dict, dict]:
     """The webhook's ``?wait=1`` answer: the outcome once done, else 202 with the run."""
     if run.is_done:
         return 200, TurnResultSerializer(run).data, {}
     return 202, {"run": run.pk, "thread": run.thread_id, "status": run.status}, {} if not replayed else {"Idempotent-Replayed": "true"}
 
 
-ANSWERS = {"turn": turn_answer, "hook": hook_answer}
+ANSWERS: dict[str, Answer] = {"turn": turn_answer, "hook": hook_answer}
 
 
-def wait_answer(request, run: Run, *, answer: str, timeout: float, replayed: bool = False):
+# How an answer says that its wait failed (a backing service down, a bug), when not as
+# ``{"detail", "code"}``: (status, that body, headers) -> (body, headers).
+FAILURES: dict[str, Callable[[int, dict, dict], tuple[dict, dict]]] = {}
+
+
+def register_answer(name: str, answer: Answer, *, failure: Callable[[int, dict, dict], tuple[dict, dict]] | None = None) -> None:
+    """An answer made by another API module (the OpenAI-compatible endpoint's), in its own shape."""
+    ANSWERS[name] = answer
+    if failure is not None:
+        FAILURES[name] = failure
+
+
+def wait_answer(request, run: Run, *, answer: str, timeout: float, replayed: bool = False, context: dict | None = None):
     """The view's response for a request that waits for ``run``: deferred under daphne, else
-    waited for here (``waiting.turn_wait``)."""
+    waited for here (``waiting.turn_wait``). ``context`` (JSON) is handed to the answer."""
+    context = context or {}
     if run.is_done or not getattr(request, "scope", {}).get(SCOPE_KEY):
-        status, body, headers = ANSWERS[answer](waiting.turn_wait(run=run, timeout=timeout), replayed=replayed)
-        return Response(body, status=status, headers=headers)
-    note = json.dumps({"answer": answer, "run": run.pk, "timeout": timeout, "replayed": replayed})
+        status, body, headers = ANSWERS[answer](waiting.turn_wait(run=run, timeout=timeout), replayed=replayed, context=context)
+        if isinstance(request, Request):  # a DRF view: its renderer and test client read .data
+            return Response(body, status=status, headers=headers)
+        return HttpResponse(JSONRenderer().render(body), status=status, headers=headers, content_type="application/json")
+    note = json.dumps({"answer": answer, "run": run.pk, "timeout": timeout, "replayed": replayed, "context": context})
     response = HttpResponse(status=200, content_type="application/json")
     response[HEADER.decode()] = note
     return response
@@ -64,7 +84,7 @@ def wait_answer(request, run: Run, *, answer: str, timeout: float, replayed: boo
 def _answer(note: dict) -> tuple[int, dict, bytes]:
     try:
         run = Run.objects.get(pk=note["run"])
-        status, body, headers = ANSWERS[note["answer"]](run, replayed=note["replayed"])
+        status, body, headers = ANSWERS[note["answer"]](run, replayed=note["replayed"], context=note["context"])
         return status, headers, JSONRenderer().render(body)
     finally:
         if connection.vendor == "postgresql" and not connection.in_atomic_block:
@@ -105,7 +125,7 @@ class DeferredWaits:
             if run is None:  # the bound ran out: the run as it is now
                 status, extra, body = await _answer_async(note)
             else:
-                status, payload, extra = ANSWERS[note["answer"]](run, replayed=note["replayed"])
+                status, payload, extra = ANSWERS[note["answer"]](run, replayed=note["replayed"], context=note["context"])
                 body = JSONRenderer().render(payload)
         except Exception as exc:
             unavailable = unavailable_answer(exc)
@@ -116,6 +136,8 @@ class DeferredWaits:
             else:
                 status = 503
             payload, extra = unavailable
+            if note["answer"] in FAILURES:
+                payload, extra = FAILURES[note["answer"]](status, payload, extra)
             body = JSONRenderer().render(payload)
         headers = [(name, value) for name, value in held["start"].get("headers", []) if name.lower() not in (HEADER, b"content-length")]
         headers += [(name.lower().encode(), str(value).encode()) for name, value in extra.items()]

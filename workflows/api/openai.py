@@ -17,6 +17,7 @@ import logging
 from contextlib import aclosing
 
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import JsonResponse, StreamingHttpResponse
@@ -29,23 +30,49 @@ from workflows.limits import spender_caller
 from workflows.models import Run
 from workflows.openai_compat import OpenAIError
 from workflows.text import BadJSON, parse_json
-from workflows.waiting import turn_wait
 
+from .deferred import register_answer, wait_answer
 from .errors import UNAVAILABLE
 from .stream import KEEPALIVE, OPEN, turn_feed
 
 logger = logging.getLogger("skein.api")
 
 
+def _error_headers(exc: OpenAIError) -> dict:
+    headers = dict(exc.headers)
+    if not exc.retry:
+        headers["x-should-retry"] = "false"  # OpenAI's SDKs would retry 429 and 5xx: another turn
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return headers
+
+
 def _response(exc: OpenAIError) -> JsonResponse:
     response = JsonResponse(exc.body(), status=exc.status)
-    for name, value in exc.headers.items():
+    for name, value in _error_headers(exc).items():
         response[name] = value
-    if not exc.retry:
-        response["x-should-retry"] = "false"  # OpenAI's SDKs would retry 429 and 5xx: another turn
-    if exc.status == 401:
-        response["WWW-Authenticate"] = "Bearer"
     return response
+
+
+def completion_answer(run: Run, *, replayed: bool = False, context: dict) -> tuple[int, dict, dict]:
+    """A non-streamed completion's answer once its turn ended (or the wait ran out): the
+    ``chat.completion``, or the turn's failure as an OpenAI error (``api/deferred.py`` sends it)."""
+    headers = {**context["headers"], "X-Skein-Run": str(run.pk)}
+    if run.status != Run.Status.SUCCEEDED:
+        error = openai_compat.run_error(run)
+        return error.status, error.body(), headers | _error_headers(error)
+    return 200, openai_compat.completion(run=run, model=context["model"], version_number=context["version"]), headers
+
+
+def completion_failure(status: int, body: dict, headers: dict) -> tuple[dict, dict]:
+    """A failed wait (``api/deferred.py``: a service down, a bug) as an OpenAI error."""
+    error = OpenAIError(
+        status, body.get("detail") or "the turn did not finish", type="server_error", code=body.get("code"), retry=status == 503
+    )
+    return error.body(), headers | _error_headers(error)
+
+
+register_answer("openai", completion_answer, failure=completion_failure)
 
 
 def openai_view(view):
@@ -138,16 +165,9 @@ def chat_completions(request):
         if created:
             openai_compat.thread_seed(thread=thread, messages=chat.earlier)
         run = runs.run_create(version=version, trigger="chat", input_text=chat.input, thread=thread, payload=payload, **run_fields)
-    run = turn_wait(run=run)
-    headers |= {openai_compat.THREAD_HEADER: thread.external_id, "X-Skein-Run": str(run.pk)}
-    if run.status != Run.Status.SUCCEEDED:
-        error = openai_compat.run_error(run)
-        error.headers |= headers
-        raise error
-    response = JsonResponse(openai_compat.completion(run=run, model=chat.model, version=version))
-    for name, value in headers.items():
-        response[name] = value
-    return response
+    # Waited for without a thread under daphne, like the chat API (api/deferred.py).
+    context = {"model": chat.model, "version": version.number, "headers": headers | {openai_compat.THREAD_HEADER: thread.external_id}}
+    return wait_answer(request, run, answer="openai", timeout=settings.SKEIN_CHAT_WAIT_S, context=context)
 
 
 def _sse(data) -> str:
@@ -163,7 +183,11 @@ async def _chunks(*, version, thread, chat, payload, run_fields):
     run_id, streamed = None, []
 
     def chunk(delta, finish_reason=None):
-        return _sse(openai_compat.chunk(run_id=run_id or 0, model=chat.model, version=version, delta=delta, finish_reason=finish_reason))
+        return _sse(
+            openai_compat.chunk(
+                run_id=run_id or 0, model=chat.model, version_number=version.number, delta=delta, finish_reason=finish_reason
+            )
+        )
 
     async with aclosing(turn_feed(version=version, thread=thread, message=chat.input, payload=payload, **run_fields)) as feed:
         async for kind, data in feed:
@@ -184,7 +208,7 @@ async def _chunks(*, version, thread, chat, payload, run_fields):
                 yield chunk({}, "stop")
                 if chat.include_usage:
                     run = await database_sync_to_async(Run.objects.get)(pk=run_id)
-                    usage = openai_compat.chunk(run_id=run_id, model=chat.model, version=version, delta={})
+                    usage = openai_compat.chunk(run_id=run_id, model=chat.model, version_number=version.number, delta={})
                     yield _sse({**usage, "choices": [], "usage": openai_compat.usage_of(run)})
                 yield "data: [DONE]\n\n"
                 return
