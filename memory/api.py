@@ -24,9 +24,16 @@ class StrictTextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+ROLES = ["system", "user", "assistant"]
+
+
+def content_field() -> StrictTextField:
+    return StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
+
+
 class MessageIO(serializers.Serializer):
-    role = serializers.ChoiceField(choices=["system", "user", "assistant"])
-    content = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
+    role = serializers.ChoiceField(choices=ROLES)
+    content = content_field()
     token_count = serializers.IntegerField(read_only=True)
 
 
@@ -52,8 +59,10 @@ class SummaryEditInput(serializers.Serializer):
     summary = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
 
 
-class ExportedMessage(MessageIO):
+class ExportedMessage(serializers.Serializer):
     seq = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False, help_text="its position when exported")
+    role = serializers.ChoiceField(choices=ROLES)
+    content = content_field()
 
 
 class ExportedSummary(serializers.Serializer):
@@ -148,16 +157,7 @@ class ThreadMemoryExportView(APIView):
     @extend_schema(responses={200: MemoryExport})
     def get(self, request, pk: int):
         thread = thread_or_404(request, pk)
-        exported = []
-        for history in selectors.thread_histories(workflow_id=thread.workflow_id, thread_id=thread.pk):
-            messages = [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in selectors.history_all(history=history)]
-            summaries = []
-            for summary in selectors.history_summaries(history=history):
-                text, through = selectors.summary_state(history=history, summary=summary)
-                if text:
-                    summaries.append({"node": summary.memory_node, "text": text, "through_seq": through})
-            exported.append({"history": history.kind, "name": history.name, "messages": messages, "summaries": summaries})
-        return Response({"thread": thread.pk, "workflow": thread.workflow_id, "histories": exported})
+        return Response(MemoryExport(selectors.thread_export(workflow_id=thread.workflow_id, thread_id=thread.pk)).data)
 
 
 class ThreadMemoryImportView(APIView):

@@ -98,6 +98,21 @@ def history_summaries(*, history: History) -> list[Summary]:
     return list(Summary.objects.filter(history=history).order_by("memory_node"))
 
 
+def thread_export(*, workflow_id: int, thread_id: int) -> dict:
+    """Every history of a thread, with each message's seq and the summaries of it: what the memory
+    inspector's export writes and its import reads back."""
+    histories = []
+    for history in thread_histories(workflow_id=workflow_id, thread_id=thread_id):
+        messages = [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in history_all(history=history)]
+        summaries = []
+        for summary in history_summaries(history=history):
+            text, through = summary_state(history=history, summary=summary)
+            if text:
+                summaries.append({"node": summary.memory_node, "text": text, "through_seq": through})
+        histories.append({"history": history.kind, "name": history.name, "messages": messages, "summaries": summaries})
+    return {"thread": thread_id, "workflow": workflow_id, "histories": histories}
+
+
 def facts_current(*, workflow_id: int, key: str) -> list[dict]:
     """The facts a model is sent: current ones, oldest first (``{name, value}`` each)."""
     return list(

@@ -284,6 +284,7 @@ CALLER_SCOPED = {
     ("POST", "/api/workflows/import/"),
     ("GET", "/api/providers/default/"),  # the caller's own providers only: test_the_default_model_is_the_callers
     ("GET", "/api/participants/"),
+    ("GET", "/api/templates/"),  # on the caller's default model: test_another_users_templates_never_name_my_provider
 }
 # Public by design, with what protects them instead.
 PUBLIC = {

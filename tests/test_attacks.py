@@ -147,7 +147,7 @@ def test_a_catastrophic_regex_matches_in_linear_time_on_a_bounded_text():
 
 
 def test_the_demo_billing_pattern_still_routes(chat, make_workflow, provider, fake_llm, api):
-    from workflows.demo import BILLING_PATTERN
+    from workflows.samples import BILLING_PATTERN
 
     workflow = make_workflow(route_graph(provider.pk, BILLING_PATTERN))
     assert workflow["errors"] == []

@@ -6,6 +6,7 @@ import json
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from . import samples
 from .models import Message, Provider, Run, Thread, Workflow
 
 
@@ -136,3 +137,9 @@ def participant_get(*, owner, participant_id):
 
 def participant_threads(*, participant) -> QuerySet[Thread]:
     return Thread.objects.filter(participant=participant).select_related("workflow").order_by("-updated", "-id")
+
+
+def template_list(*, owner) -> list[dict]:
+    """The workflow list's templates (``samples.TEMPLATES``), their nodes that call a model on the
+    model a new node gets here, so a workflow made from one answers at once."""
+    return samples.templates(model_default(owner=owner))

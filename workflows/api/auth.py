@@ -22,6 +22,14 @@ class UserSerializer(serializers.Serializer):
     username = serializers.CharField()
 
 
+class TokenOutput(serializers.Serializer):
+    token = serializers.CharField(source="key", help_text="send it as `Authorization: Token <token>`")
+
+
+class CsrfOutput(serializers.Serializer):
+    csrftoken = serializers.CharField()
+
+
 class TooManyLogins(Throttled):
     default_detail = "too many failed logins; try again later"
 
@@ -47,9 +55,9 @@ class TokenView(APIView):
     permission_classes = [AllowAny]
     authentication_classes = []
 
-    @extend_schema(request=CredentialsSerializer, responses={200: {"type": "object", "properties": {"token": {"type": "string"}}}})
+    @extend_schema(request=CredentialsSerializer, responses={200: TokenOutput})
     def post(self, request):
-        return Response({"token": accounts.token_for(user=_authenticate(request)).key})
+        return Response(TokenOutput(accounts.token_for(user=_authenticate(request))).data)
 
 
 @method_decorator(csrf_protect, name="dispatch")  # login CSRF: a page must not log a visitor in as someone else
@@ -60,7 +68,7 @@ class LoginView(APIView):
     def post(self, request):
         user = _authenticate(request)
         login(request, user)
-        return Response({"id": user.pk, "username": user.username})
+        return Response(UserSerializer(user).data)
 
 
 class LogoutView(APIView):
@@ -99,12 +107,12 @@ class PasswordChangeView(APIView):
 class MeView(APIView):
     @extend_schema(responses={200: UserSerializer})
     def get(self, request):
-        return Response({"id": request.user.pk, "username": request.user.username})
+        return Response(UserSerializer(request.user).data)
 
 
 class CsrfView(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(responses={200: {"type": "object", "properties": {"csrftoken": {"type": "string"}}}})
+    @extend_schema(responses={200: CsrfOutput})
     def get(self, request):
         return Response({"csrftoken": get_token(request)})

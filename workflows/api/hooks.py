@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import AllowAny
@@ -23,6 +24,14 @@ class RawBodyParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         return None
+
+
+class WebhookAcceptedOutput(serializers.Serializer):
+    """A run a webhook call started (or, with the same ``Idempotency-Key``, started before)."""
+
+    run = serializers.IntegerField(source="pk")
+    thread = serializers.IntegerField(source="thread_id", allow_null=True)
+    status = serializers.CharField()
 
 
 class WebhookView(APIView):
@@ -47,7 +56,7 @@ class WebhookView(APIView):
                 triggers.SIGNATURE_HEADER, str, OpenApiParameter.HEADER, description="sha256=HMAC(secret, '<timestamp>.<body>')"
             ),
         ],
-        responses={202: {"type": "object", "properties": {"run": {"type": "integer"}}}, 200: TurnResultSerializer},
+        responses={202: WebhookAcceptedOutput, 200: TurnResultSerializer},
     )
     def post(self, request, token: str):
         declared = request.META.get("CONTENT_LENGTH") or "0"
@@ -72,7 +81,7 @@ class WebhookView(APIView):
         if request.query_params.get("wait") in ("1", "true", "yes"):
             return wait_answer(request, run, answer="hook", timeout=settings.SKEIN_WEBHOOK_WAIT_S, replayed=not created)
         headers = {} if created else {"Idempotent-Replayed": "true"}
-        return Response({"run": run.pk, "thread": run.thread_id, "status": run.status}, status=202, headers=headers)
+        return Response(WebhookAcceptedOutput(run).data, status=202, headers=headers)
 
 
 class WebhookRegenerateView(APIView):

@@ -22,7 +22,7 @@ class ProviderModelsView(APIView):
     def get(self, request, pk: int):
         provider = get_object_or_404(selectors.provider_list(owner=request.user), pk=pk)
         listed = llm.list_models(provider=provider)
-        return Response({"models": listed.models, "error": listed.error})
+        return Response(ModelListOutput(listed).data)
 
 
 class ModelDefaultOutput(serializers.Serializer):
@@ -40,4 +40,4 @@ class ModelDefaultView(APIView):
     @extend_schema(responses={200: ModelDefaultOutput})
     def get(self, request):
         default = selectors.model_default(owner=request.user)
-        return Response({**default, "environment_models": llm.list_models(provider=None).models})
+        return Response(ModelDefaultOutput({**default, "environment_models": llm.list_models(provider=None).models}).data)

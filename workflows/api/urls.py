@@ -1,6 +1,21 @@
 from django.urls import path
 
-from . import auth, files, hooks, limits, participants, provider_models, providers, runs, stream, threads, versions, widget, workflows
+from . import (
+    auth,
+    files,
+    hooks,
+    limits,
+    participants,
+    provider_models,
+    providers,
+    runs,
+    stream,
+    templates,
+    threads,
+    versions,
+    widget,
+    workflows,
+)
 
 urlpatterns = [
     path("auth/token/", auth.TokenView.as_view()),
@@ -10,6 +25,7 @@ urlpatterns = [
     path("auth/password/", auth.PasswordChangeView.as_view()),
     path("auth/csrf/", auth.CsrfView.as_view()),
     path("node-types/", workflows.NodeTypeListView.as_view()),
+    path("templates/", templates.TemplateListView.as_view()),
     path("providers/", providers.ProviderListView.as_view()),
     path("providers/<int:pk>/", providers.ProviderDetailView.as_view()),
     path("providers/<int:pk>/test/", providers.ProviderTestView.as_view()),

@@ -152,11 +152,15 @@ class WorkflowDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class PublishedOutput(serializers.Serializer):
+    version = serializers.IntegerField(source="number", help_text="the number of the version just published")
+
+
 class PublishView(APIView):
-    @extend_schema(request=None, responses={201: {"type": "object", "properties": {"version": {"type": "integer"}}}})
+    @extend_schema(request=None, responses={201: PublishedOutput})
     def post(self, request, pk: int):
         version = publish(workflow_or_404(request, pk), by=request.user)  # the tests' publish gate (setting off: a plain publish)
-        return Response({"version": version.number}, status=status.HTTP_201_CREATED)
+        return Response(PublishedOutput(version).data, status=status.HTTP_201_CREATED)
 
 
 class ChatInput(serializers.Serializer):

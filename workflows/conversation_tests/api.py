@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.http import HttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
@@ -15,7 +16,7 @@ from rest_framework.views import APIView
 from workflows.lookups import found_or_404, thread_or_404, workflow_or_404
 
 from . import files, selectors, services
-from .models import ConversationTest, TestRun
+from .models import ConversationTest, TestResult, TestRun
 from .report import describe_failure, failing_checks
 
 MAX_ID = 2**63 - 1
@@ -61,46 +62,46 @@ class TestUpdateInput(serializers.Serializer):
 
 
 class LastResultOutput(serializers.Serializer):
-    test_run = serializers.IntegerField()
-    version = serializers.JSONField()
+    """A test's latest finished result (a ``TestResult``, from ``selectors.last_results``)."""
+
+    test_run = serializers.IntegerField(source="test_run_id")
+    version = serializers.JSONField(source="test_run.version_label")
     status = serializers.CharField()
     finished = serializers.DateTimeField(allow_null=True)
 
 
 class TestOutput(serializers.Serializer):
+    """A ``ConversationTest``; the context holds the draft's ``targets`` (what checks may name) and
+    the ``last`` results by test id."""
+
     id = serializers.IntegerField()
-    workflow = serializers.IntegerField()
+    workflow = serializers.IntegerField(source="workflow_id")
     name = serializers.CharField()
     turns = serializers.JSONField()
-    errors = IssueOutput(many=True, help_text="checks naming what the draft does not have: the test cannot run until fixed")
-    last = LastResultOutput(allow_null=True)
+    errors = serializers.SerializerMethodField(help_text="checks naming what the draft does not have: the test cannot run until fixed")
+    last = serializers.SerializerMethodField()
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
 
+    @extend_schema_field(IssueOutput(many=True))
+    def get_errors(self, test) -> list[dict]:
+        return selectors.test_errors(test=test, targets=self.context["targets"])
 
-def test_data(test: ConversationTest, targets, last=None) -> dict:
-    return {
-        "id": test.pk,
-        "workflow": test.workflow_id,
-        "name": test.name,
-        "turns": test.turns,
-        "errors": selectors.test_errors(test=test, targets=targets),
-        "last": None
-        if last is None
-        else {
-            "test_run": last.test_run_id,
-            "version": last.test_run.version_label,
-            "status": last.status,
-            "finished": last.finished,
-        },
-        "created": test.created,
-        "updated": test.updated,
-    }
+    @extend_schema_field(LastResultOutput(allow_null=True))
+    def get_last(self, test) -> dict | None:
+        last = self.context.get("last", {}).get(test.pk)
+        return None if last is None else LastResultOutput(last).data
+
+
+def tests_data(tests, workflow, *, last=None) -> list[dict]:
+    """Tests of ``workflow`` as ``TestOutput`` shows them (``last``: their latest results, if asked)."""
+    targets = selectors.graph_targets(graph=workflow.graph, owner_id=workflow.owner_id)
+    return TestOutput(tests, many=True, context={"targets": targets, "last": last or {}}).data
 
 
 def one_test_data(test: ConversationTest) -> dict:
     targets = selectors.graph_targets(graph=test.workflow.graph, owner_id=test.workflow.owner_id)
-    return test_data(test, targets, selectors.last_results(tests=[test]).get(test.pk))
+    return TestOutput(test, context={"targets": targets, "last": selectors.last_results(tests=[test])}).data
 
 
 class CheckResultOutput(serializers.Serializer):
@@ -114,15 +115,13 @@ class CheckResultOutput(serializers.Serializer):
     )
 
 
-class UsageOutput(serializers.Serializer):
-    """Tokens and cost: the turns' model calls, their summaries and the judge's."""
-
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    cost = serializers.FloatField()
+def usage_fields() -> tuple[serializers.Field, ...]:
+    """Tokens and cost (the turns' model calls, their summaries and the judge's), declared where
+    they stand in an output: ``prompt_tokens, completion_tokens, cost = usage_fields()``."""
+    return serializers.IntegerField(), serializers.IntegerField(), serializers.FloatField()
 
 
-class TurnResultOutput(UsageOutput):
+class TurnResultOutput(serializers.Serializer):
     message = serializers.CharField()
     reply = serializers.CharField(allow_blank=True)
     reference = serializers.CharField(required=False)
@@ -130,25 +129,73 @@ class TurnResultOutput(UsageOutput):
     status = serializers.CharField()
     error = serializers.CharField(allow_blank=True)
     checks = CheckResultOutput(many=True)
+    prompt_tokens, completion_tokens, cost = usage_fields()
 
 
-class ResultOutput(UsageOutput):
+@extend_schema_field(TurnResultOutput(many=True))
+class StoredTurnsField(serializers.JSONField):
+    """A result's turns as its run stored them (shaped as ``TurnResultOutput``), sent as they are."""
+
+
+class ResultOutput(serializers.Serializer):
+    """A ``TestResult``."""
+
     id = serializers.IntegerField()
-    test = serializers.IntegerField(allow_null=True)
+    test = serializers.IntegerField(source="test_id", allow_null=True)
     name = serializers.CharField()
     status = serializers.CharField(help_text=VERDICTS)
     error = serializers.CharField(allow_blank=True)
-    thread = serializers.IntegerField(allow_null=True)
+    thread = serializers.IntegerField(source="thread_id", allow_null=True)
     script = serializers.JSONField()
-    turns = TurnResultOutput(many=True)
+    turns = StoredTurnsField()
+    prompt_tokens, completion_tokens, cost = usage_fields()
     duration_ms = serializers.IntegerField(allow_null=True)
 
 
-class TestRunSummaryOutput(UsageOutput):
+@dataclass
+class TestRunProgress:
+    """A test run as its outputs show it: with its results read once, the counts so far while it
+    runs (so progress reads right before the run closes); without them, the stored counts."""
+
+    test_run: TestRun
+    results: list[TestResult] | None = None
+
+    @classmethod
+    def with_results(cls, test_run: TestRun) -> TestRunProgress:
+        return cls(test_run, list(test_run.results.all()))
+
+    @property
+    def total(self) -> int:
+        return len(self.results) if self.results is not None else self.test_run.results.count()
+
+    def _count(self, stored: str, verdict: str) -> int:
+        if self.results is None or self.test_run.is_done:
+            return getattr(self.test_run, stored)
+        return sum(r.status == verdict for r in self.results)
+
+    @property
+    def passed(self) -> int:
+        return self._count("passed", "passed")
+
+    @property
+    def failed(self) -> int:
+        return self._count("failed", "failed")
+
+    @property
+    def errors(self) -> int:
+        return self._count("errors", "error")
+
+    def __getattr__(self, name):
+        return getattr(self.test_run, name)
+
+
+class TestRunSummaryOutput(serializers.Serializer):
+    """A ``TestRunProgress``."""
+
     id = serializers.IntegerField()
-    workflow = serializers.IntegerField()
+    workflow = serializers.IntegerField(source="workflow_id")
     status = serializers.CharField(help_text=VERDICTS)
-    version = serializers.JSONField(help_text='the version number, or "draft"')
+    version = serializers.JSONField(source="version_label", help_text='the version number, or "draft"')
     draft_revision = serializers.IntegerField(allow_null=True)
     purpose = serializers.CharField()
     error = serializers.CharField(allow_blank=True)
@@ -156,6 +203,7 @@ class TestRunSummaryOutput(UsageOutput):
     passed = serializers.IntegerField()
     failed = serializers.IntegerField()
     errors = serializers.IntegerField(help_text="tests that could not be decided (a judge or a turn failed)")
+    prompt_tokens, completion_tokens, cost = usage_fields()
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
     finished = serializers.DateTimeField(allow_null=True)
@@ -165,51 +213,29 @@ class TestRunOutput(TestRunSummaryOutput):
     results = ResultOutput(many=True)
 
 
-def _result_data(result) -> dict:
-    return {
-        "id": result.pk,
-        "test": result.test_id,
-        "name": result.name,
-        "status": result.status,
-        "error": result.error,
-        "thread": result.thread_id,
-        "script": result.script,
-        "turns": result.turns,
-        "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens,
-        "cost": result.cost,
-        "duration_ms": result.duration_ms,
-    }
+def test_run_data(test_run: TestRun) -> dict:
+    return TestRunOutput(TestRunProgress.with_results(test_run)).data
 
 
-def test_run_data(test_run: TestRun, *, results: bool = True) -> dict:
-    rows = list(test_run.results.all()) if results else None
-    data = {
-        "id": test_run.pk,
-        "workflow": test_run.workflow_id,
-        "status": test_run.status,
-        "version": test_run.version_label,
-        "draft_revision": test_run.draft_revision,
-        "purpose": test_run.purpose,
-        "error": test_run.error,
-        "total": len(rows) if rows is not None else test_run.results.count(),
-        "passed": test_run.passed,
-        "failed": test_run.failed,
-        "errors": test_run.errors,
-        "prompt_tokens": test_run.prompt_tokens,
-        "completion_tokens": test_run.completion_tokens,
-        "cost": test_run.cost,
-        "created": test_run.created,
-        "started": test_run.started,
-        "finished": test_run.finished,
-    }
-    if rows is not None:
-        if not test_run.is_done:  # counts so far, so progress reads right before the run closes
-            data["passed"] = sum(r.status == "passed" for r in rows)
-            data["failed"] = sum(r.status == "failed" for r in rows)
-            data["errors"] = sum(r.status == "error" for r in rows)
-        data["results"] = [_result_data(r) for r in rows]
-    return data
+class RunSideOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    version = serializers.JSONField(help_text='the version number, or "draft"')
+    status = serializers.CharField()
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    errors = serializers.IntegerField()
+
+
+class CompareOutput(serializers.Serializer):
+    """``selectors.test_run_compare``: the two runs, and per test both verdicts and both replies."""
+
+    a = RunSideOutput()
+    b = RunSideOutput()
+    verdicts_changed = serializers.IntegerField()
+    replies_changed = serializers.IntegerField()
+    tests = serializers.JSONField(
+        help_text="[{test, name, a, b, verdict_changed, replies_changed, turns: [{turn, message, a, b, reply_changed, verdict_changed}]}]"
+    )
 
 
 @extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["draft"]}]})
@@ -241,7 +267,9 @@ class RunInput(serializers.Serializer):
 
 
 class RunStartedOutput(serializers.Serializer):
-    test_run = serializers.IntegerField()
+    """A ``TestRun`` just queued."""
+
+    test_run = serializers.IntegerField(source="pk")
     status = serializers.CharField()
 
 
@@ -280,9 +308,7 @@ class WorkflowTestsView(APIView):
     def get(self, request, pk: int):
         workflow = workflow_or_404(request, pk)
         tests = list(selectors.test_list(owner=request.user, workflow=workflow))
-        targets = selectors.graph_targets(graph=workflow.graph, owner_id=workflow.owner_id)
-        last = selectors.last_results(tests=tests)
-        return Response([test_data(t, targets, last.get(t.pk)) for t in tests])
+        return Response(tests_data(tests, workflow, last=selectors.last_results(tests=tests)))
 
     @extend_schema(request=TestInput, responses={201: TestOutput, 400: OpenApiResponse(description="`errors` keyed by turn and check")})
     def post(self, request, pk: int):
@@ -348,7 +374,7 @@ class TestRunStartView(APIView):
             )
         except services.RunRefused as exc:
             raise refused(exc) from None
-        return Response({"test_run": test_run.pk, "status": test_run.status}, status=status.HTTP_202_ACCEPTED)
+        return Response(RunStartedOutput(test_run).data, status=status.HTTP_202_ACCEPTED)
 
 
 class WorkflowTestRunsView(APIView):
@@ -359,7 +385,7 @@ class WorkflowTestRunsView(APIView):
         workflow = workflow_or_404(request, pk)
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.test_run_list(owner=request.user, workflow=workflow), request, view=self)
-        return paginator.get_paginated_response([test_run_data(r, results=False) for r in page])
+        return paginator.get_paginated_response(TestRunSummaryOutput([TestRunProgress(r) for r in page], many=True).data)
 
 
 class TestRunDetailView(APIView):
@@ -372,10 +398,10 @@ class TestRunCompareView(APIView):
     """Two runs side by side (e.g. the draft against the published version): which tests changed
     verdict, and which replies changed."""
 
-    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="a, b, verdicts_changed, replies_changed, tests")})
+    @extend_schema(responses={200: CompareOutput})
     def get(self, request, pk: int, other: int):
         a, b = _test_run(request, pk), _test_run(request, other)
-        return Response(selectors.test_run_compare(a=a, b=b))
+        return Response(CompareOutput(selectors.test_run_compare(a=a, b=b)).data)
 
 
 class TestsExportView(APIView):
@@ -416,8 +442,7 @@ class TestsImportView(APIView):
             raise Rejected({"detail": "the file cannot be read; nothing was imported", "errors": exc.issues}) from None
         except services.ScriptInvalid as exc:
             raise rejected(exc) from None
-        targets = selectors.graph_targets(graph=workflow.graph, owner_id=workflow.owner_id)
-        return Response([test_data(t, targets) for t in tests], status=status.HTTP_201_CREATED)
+        return Response(tests_data(tests, workflow), status=status.HTTP_201_CREATED)
 
 
 class TestSettingsView(APIView):
@@ -426,7 +451,7 @@ class TestSettingsView(APIView):
     @extend_schema(responses={200: SettingsIO})
     def get(self, request, pk: int):
         workflow = workflow_or_404(request, pk)
-        return Response({"publish_requires_passing": selectors.publish_requires_passing(workflow=workflow)})
+        return Response(SettingsIO({"publish_requires_passing": selectors.publish_requires_passing(workflow=workflow)}).data)
 
     @extend_schema(request=SettingsIO, responses={200: SettingsIO})
     def patch(self, request, pk: int):
@@ -434,7 +459,7 @@ class TestSettingsView(APIView):
         data = SettingsIO(data=request.data)
         data.is_valid(raise_exception=True)
         row = services.test_settings_update(workflow=workflow, **data.validated_data)
-        return Response({"publish_requires_passing": row.publish_requires_passing})
+        return Response(SettingsIO(row).data)
 
 
 # --- the publish gate, for workflows/api/workflows.py's PublishView -----------------------------------

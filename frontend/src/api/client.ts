@@ -14,6 +14,7 @@ import type {
   ProviderTestResult,
   Run,
   RunSummary,
+  Template,
   TranscriptMessage,
   TriggerInfo,
   User,
@@ -168,6 +169,7 @@ export const api = {
     request<void>('POST', '/api/auth/password/', { old_password: oldPassword, new_password: newPassword }),
 
   nodeTypes: () => request<NodeTypeSpec[]>('GET', '/api/node-types/'),
+  templates: () => request<Template[]>('GET', '/api/templates/'),
 
   providers: () => request<Provider[] | Page<Provider>>('GET', '/api/providers/').then(unpage),
   createProvider: (body: { name: string; kind: string; api_base?: string; api_key?: string }) =>

@@ -74,6 +74,15 @@ export interface Graph {
   edges: GraphEdge[];
 }
 
+/** A starter workflow from `GET /api/templates/` (workflows/samples.py): its nodes that call a
+ * model are already on the installation's default model. */
+export interface Template {
+  key: string;
+  name: string;
+  description: string;
+  graph: Graph;
+}
+
 export interface ValidationIssue {
   node: string | null;
   field: string | null;

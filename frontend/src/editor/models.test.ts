@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nodeTypes } from '../test/fixtures';
-import { TEMPLATES } from '../workflows/templates';
-import { graphWithModel, takesModel } from './models';
+import { nodeTypes, templates, templatesModel } from '../test/fixtures';
+import { takesModel, withModel } from './models';
 
 const specs = Object.fromEntries(nodeTypes.map((s) => [s.type, s]));
 
@@ -10,17 +9,20 @@ describe('models for new nodes', () => {
     expect(nodeTypes.filter(takesModel).map((s) => s.type).sort()).toEqual(['llm', 'llm.model', 'router.llm']);
   });
 
-  it('puts every template on the installation default model, and nothing else on it', () => {
+  it('puts a dropped node on the installation default model when its type calls one', () => {
     const choice = { provider: 5, model: 'smollm2' };
-    for (const template of TEMPLATES) {
-      const graph = graphWithModel(template.graph, specs, choice);
-      for (const node of graph.nodes) {
-        if (takesModel(specs[node.type])) expect(node.data, `${template.key}/${node.id}`).toMatchObject(choice);
+    expect(withModel({ system_prompt: 'Hi' }, specs['llm'], choice)).toEqual({ system_prompt: 'Hi', ...choice });
+    expect(withModel({}, specs['output'], choice)).toEqual({});
+    expect(withModel({}, specs['llm'], null)).toEqual({});
+  });
+
+  it('gets every template on the installation default model, and nothing else on it', () => {
+    for (const template of templates) {
+      for (const node of template.graph.nodes) {
+        if (takesModel(specs[node.type])) expect(node.data, `${template.key}/${node.id}`).toMatchObject(templatesModel);
         else expect(node.data).not.toHaveProperty('model');
       }
     }
-    expect(TEMPLATES.filter((t) => t.graph.nodes.some((n) => takesModel(specs[n.type])))).not.toHaveLength(0);
-    // the templates themselves are left as they are
-    expect(TEMPLATES.flatMap((t) => t.graph.nodes).some((n) => 'provider' in n.data)).toBe(false);
+    expect(templates.filter((t) => t.graph.nodes.some((n) => takesModel(specs[n.type])))).not.toHaveLength(0);
   });
 });

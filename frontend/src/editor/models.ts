@@ -1,7 +1,8 @@
 // Models for new nodes: the installation's default (from the server, GET /api/providers/default/:
 // the bundled local model when no provider key is configured, else a configured provider's
-// default model), filled into every node type that calls a model: dropped nodes, templates.
-import type { Graph, ModelDefault, NodeParams, NodeTypeSpec } from '../api/types';
+// default model), filled into every node type that calls a model as it is dropped. (Templates
+// come from the server already on that model: GET /api/templates/.)
+import type { ModelDefault, NodeParams, NodeTypeSpec } from '../api/types';
 
 export type ModelChoice = Pick<ModelDefault, 'provider' | 'model'>;
 
@@ -14,9 +15,4 @@ export function takesModel(spec: NodeTypeSpec | undefined): boolean {
 /** ``data`` with the default model, for a node type that calls one (else unchanged). */
 export function withModel(data: NodeParams, spec: NodeTypeSpec | undefined, choice: ModelChoice | null): NodeParams {
   return choice && takesModel(spec) ? { ...data, model: choice.model, provider: choice.provider } : data;
-}
-
-/** A graph whose model-calling nodes use ``choice`` (a template's, before it is created). */
-export function graphWithModel(graph: Graph, specs: Record<string, NodeTypeSpec>, choice: ModelChoice | null): Graph {
-  return { ...graph, nodes: graph.nodes.map((n) => ({ ...n, data: withModel(n.data, specs[n.type], choice) })) };
 }

@@ -1,8 +1,14 @@
-import type { NodeTypeSpec, Workflow } from '../api/types';
+import type { NodeTypeSpec, Template, Workflow } from '../api/types';
 import raw from './nodeTypes.fixture.json';
+import rawTemplates from './templates.fixture.json';
 
 /** `GET /api/node-types/` as the backend's registry serves it (dumped from workflows.engine). */
 export const nodeTypes = raw as unknown as NodeTypeSpec[];
+
+/** `GET /api/templates/` as served where the default model is smollm2 on provider 5 (the sample
+ * library, workflows/samples.py; tests/test_samples.py fails when this file falls behind it). */
+export const templates = rawTemplates as Template[];
+export const templatesModel = { provider: 5, model: 'smollm2' };
 
 export function spec(type: string): NodeTypeSpec {
   const found = nodeTypes.find((t) => t.type === type);

@@ -1,22 +1,25 @@
 import { useRef, useState, type ChangeEvent, type KeyboardEvent } from 'react';
 import { api } from '../api/client';
-import type { WorkflowSummary } from '../api/types';
-import { graphWithModel } from '../editor/models';
+import type { Graph, Template, WorkflowSummary } from '../api/types';
 import { Link, navigate } from '../router';
 import { timeAgo } from '../ui/format';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
-import { TEMPLATES, type Template } from './templates';
 import { exportWorkflow, importWorkflow } from './transfer';
+
+const UNTITLED = 'Untitled workflow';
 
 export function WorkflowsPage() {
   const { data, error, loading, reload } = useAsync(() => api.workflows(), []);
+  // The server's sample library, already on the model a new node gets here, so a workflow made
+  // from a template answers at once.
+  const templates = useAsync(() => api.templates(), []);
   const fileInput = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
   const workflows = data?.results ?? [];
 
-  const create = async (name: string, graph: WorkflowSummary['graph']) => {
+  const create = async (name: string, graph: Graph) => {
     setBusy(true);
     try {
       const created = await api.createWorkflow({ name, graph });
@@ -28,18 +31,7 @@ export function WorkflowsPage() {
     }
   };
 
-  /** A template on the model that answers here (the server's default), so its first chat works. */
-  const fromTemplate = async (template: Template) => {
-    if (!template.graph.nodes.length) return create('Untitled workflow', template.graph);
-    setBusy(true);
-    try {
-      const [choice, specs] = await Promise.all([api.modelDefault(), api.nodeTypes()]);
-      await create(template.name, graphWithModel(template.graph, Object.fromEntries(specs.map((s) => [s.type, s])), choice));
-    } catch (err) {
-      toast((err as Error).message, 'error');
-      setBusy(false);
-    }
-  };
+  const fromTemplate = (template: Template) => create(template.graph.nodes.length ? template.name : UNTITLED, template.graph);
 
   const importFile = async (event: ChangeEvent<HTMLInputElement>) => {
     const file = event.target.files?.[0];
@@ -68,7 +60,7 @@ export function WorkflowsPage() {
           <button className="btn" onClick={() => fileInput.current?.click()} disabled={busy}>
             Import JSON
           </button>
-          <button className="btn btn-primary" onClick={() => void fromTemplate(TEMPLATES[0])} disabled={busy}>
+          <button className="btn btn-primary" onClick={() => void create(UNTITLED, { nodes: [], edges: [] })} disabled={busy}>
             New workflow
           </button>
         </div>
@@ -76,8 +68,10 @@ export function WorkflowsPage() {
 
       <section className="templates" aria-label="Start from a template">
         <h2 className="section-title">Start from a template</h2>
+        {templates.error && <ErrorState error={templates.error} onRetry={() => void templates.reload()} />}
+        {!templates.error && !templates.data && <div className="skeleton-list" />}
         <div className="template-grid">
-          {TEMPLATES.map((t) => (
+          {(templates.data ?? []).map((t) => (
             <button key={t.key} className="template-card" onClick={() => void fromTemplate(t)} disabled={busy}>
               <TemplatePreview template={t} />
               <strong>{t.name}</strong>

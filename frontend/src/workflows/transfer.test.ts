@@ -1,18 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { checkConnection } from '../editor/ports';
-import { nodeTypes } from '../test/fixtures';
-import { TEMPLATES } from './templates';
+import { nodeTypes, templates } from '../test/fixtures';
 import { exportFilename, toExport } from './transfer';
 
 describe('workflow files', () => {
   it('writes the file format and a file name', () => {
-    const graph = TEMPLATES.find((t) => t.key === 'router')!.graph;
+    const graph = templates.find((t) => t.key === 'router')!.graph;
     expect(toExport({ name: 'Support router', graph })).toEqual({ skein: 1, name: 'Support router', graph });
     expect(exportFilename('Support router / v2')).toBe('support-router-v2.skein.json');
   });
 
   it('ships templates whose edges point at their own nodes and ports', () => {
-    for (const template of TEMPLATES) {
+    for (const template of templates) {
       const byId = new Map(template.graph.nodes.map((n) => [n.id, n]));
       template.graph.edges.forEach((edge, i) => {
         // Each edge must be one the editor itself would accept, given the edges before it.
