@@ -674,6 +674,16 @@ def process_threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
+def waiting_stack(redis_url: str, tmp_path, *, worker_threads: int, views: int):
+    """A worker and one daphne (a pool of four connections, ``views`` view threads) for the tests
+    of many waiting callers: (worker, web, base URL, alice's token, daphne's threads when idle)."""
+    env = full_mode_env(connection.settings_dict["NAME"], redis_url)
+    worker = start_worker(env, tmp_path, concurrency=worker_threads)
+    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "PGAPPNAME": WEB_APP_NAME, "SKEIN_WEB_THREADS": str(views)}, tmp_path)
+    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
+    return worker, web, base, token, process_threads(web.proc.pid)
+
+
 def sessions_of(application_name: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -694,12 +704,8 @@ def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(
     gate = Gate("many-")
     fake_llm.responder = gate
     workflow = chatbot(user, provider)
-    env = full_mode_env(connection.settings_dict["NAME"], require_redis)
-    worker = start_worker(env, tmp_path, concurrency=16)
     views = 16  # the web process's view threads (config/handlers.py): what arriving requests share
-    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "PGAPPNAME": WEB_APP_NAME, "SKEIN_WEB_THREADS": str(views)}, tmp_path)
-    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
-    idle_threads = process_threads(web.proc.pid)
+    worker, web, base, token, idle_threads = waiting_stack(require_redis, tmp_path, worker_threads=16, views=views)
     answers: dict[int, object] = {}
 
     async def callers():
@@ -773,12 +779,8 @@ def test_streamed_and_openai_compatible_answers_waiting_at_once_hold_no_thread_e
     fake_llm.responder = gate
     workflow = chatbot(user, provider)
     services.workflow_publish(workflow=workflow)
-    env = full_mode_env(connection.settings_dict["NAME"], require_redis)
-    worker = start_worker(env, tmp_path, concurrency=64)
     views = 8
-    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "SKEIN_WEB_THREADS": str(views)}, tmp_path)
-    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
-    idle_threads = process_threads(web.proc.pid)
+    worker, web, base, token, idle_threads = waiting_stack(require_redis, tmp_path, worker_threads=64, views=views)
     answers: dict[str, str] = {}
 
     async def callers():
