@@ -97,6 +97,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"}
     )
+    # Kept open by the threads that serve requests (config/handlers.py reuses them): opening the
+    # file and running its PRAGMAs on every request cost more than many of the requests.
+    DATABASES["default"].setdefault("CONN_MAX_AGE", None)
 elif FULL_MODE and env.bool("SKEIN_DB_POOL", default=True):
     # A connection pool per process (psycopg_pool): daphne serves each request in a thread of its
     # own and Celery closes connections after each task, so without it every request and every turn
@@ -232,6 +235,10 @@ SKEIN_SUMMARY_TIMEOUT_S = env.float("SKEIN_SUMMARY_TIMEOUT_S", default=45.0)
 SKEIN_LLM_TIMEOUT_S = env.float("SKEIN_LLM_TIMEOUT_S", default=120.0)
 SKEIN_LLM_RETRIES = env.int("SKEIN_LLM_RETRIES", default=2)
 SKEIN_CHAT_WAIT_S = env.float("SKEIN_CHAT_WAIT_S", default=300.0)
+# Threads that run views in a web process (config/handlers.py). A request holds one only while its
+# view runs (waits and streams hold none), except in the embedded mode, where a chat request's
+# turn runs in it: that many turns at once.
+SKEIN_WEB_THREADS = env.int("SKEIN_WEB_THREADS", default=64)
 SKEIN_WEBHOOK_WAIT_S = env.float("SKEIN_WEBHOOK_WAIT_S", default=30.0)
 SKEIN_WEBHOOK_MAX_BYTES = env.int("SKEIN_WEBHOOK_MAX_BYTES", default=256 * 1024)
 SKEIN_WEBHOOK_REPLAY_WINDOW_S = env.int("SKEIN_WEBHOOK_REPLAY_WINDOW_S", default=300)

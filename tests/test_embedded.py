@@ -21,8 +21,11 @@ pytestmark = pytest.mark.django_db  # only for the fake model server's fixtures:
 
 
 def test_make_run_serves_the_embedded_server():
-    recipe = re.search(r"^run:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.S | re.M).group(0)
-    assert f"daphne -b $(HOST) -p $(PORT) {EMBEDDED_APP}" in recipe
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^run:.*?(?=^\S)", makefile, re.S | re.M).group(0)
+    assert f"daphne $(LISTEN) {EMBEDDED_APP}" in recipe
+    # Listening with a queue long enough for many clients connecting at once (Twisted's default is 50).
+    assert re.search(r"^LISTEN = -e tcp:port=\$\(PORT\):interface=\$\(HOST\):backlog=\$\(BACKLOG\)$", makefile, re.M)
 
 
 class Client:

@@ -26,7 +26,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
 from tests.stack import TEST_NAMESPACE, Process, free_port, full_mode_env, start_daphne, start_worker, wait_for
-from workflows import runs, services
+from workflows import runs, services, streams
 from workflows.models import Message, Run, Thread
 
 
@@ -674,6 +674,16 @@ def process_threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
+def waiting_stack(redis_url: str, tmp_path, *, worker_threads: int, views: int):
+    """A worker and one daphne (a pool of four connections, ``views`` view threads) for the tests
+    of many waiting callers: (worker, web, base URL, alice's token, daphne's threads when idle)."""
+    env = full_mode_env(connection.settings_dict["NAME"], redis_url)
+    worker = start_worker(env, tmp_path, concurrency=worker_threads)
+    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "PGAPPNAME": WEB_APP_NAME, "SKEIN_WEB_THREADS": str(views)}, tmp_path)
+    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
+    return worker, web, base, token, process_threads(web.proc.pid)
+
+
 def sessions_of(application_name: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -694,11 +704,8 @@ def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(
     gate = Gate("many-")
     fake_llm.responder = gate
     workflow = chatbot(user, provider)
-    env = full_mode_env(connection.settings_dict["NAME"], require_redis)
-    worker = start_worker(env, tmp_path, concurrency=16)
-    web, base = start_daphne({**env, "SKEIN_DB_POOL_SIZE": "4", "PGAPPNAME": WEB_APP_NAME}, tmp_path)
-    token = httpx.post(f"{base}/api/auth/token/", json={"username": "alice", "password": "alice-password"}, timeout=60).json()["token"]
-    idle_threads = process_threads(web.proc.pid)
+    views = 16  # the web process's view threads (config/handlers.py): what arriving requests share
+    worker, web, base, token, idle_threads = waiting_stack(require_redis, tmp_path, worker_threads=16, views=views)
     answers: dict[int, object] = {}
 
     async def callers():
@@ -747,8 +754,93 @@ def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(
             assert not isinstance(response, Exception), (i, response)
             assert response.status_code == 200 and response.json()["reply"] == f"echo: many-{i}", (i, response.text)
         assert peak["waiting threads"] < idle_threads + 20, (idle_threads, peak)  # not one per waiting request
+        # Nor one per arriving request: they share the view threads (Django alone: 120 to 295 here).
+        assert peak["arriving threads"] <= idle_threads + views + 2, (idle_threads, peak)
         assert peak["sessions"] <= 4, peak
         print(f"daphne: {idle_threads} threads idle; {peak}")
+    finally:
+        gate.release()
+        calling.join(timeout=60)
+        web.stop()
+        worker.stop()
+
+
+@full_stack_test
+def test_streamed_and_openai_compatible_answers_waiting_at_once_hold_no_thread_each(
+    require_postgres, require_redis, user, provider, fake_llm, tmp_path
+):
+    """Sixty callers wait at once on one daphne, their turns held at the model: twenty SSE streams
+    (``/chat/stream/``), twenty ``/v1/chat/completions`` with ``stream`` and twenty without.
+    daphne's threads stay within its idle count and its pools' sizes, not one per caller, and each
+    caller gets its own answer once the model answers."""
+    import asyncio
+
+    gate = Gate("held-")
+    fake_llm.responder = gate
+    workflow = chatbot(user, provider)
+    services.workflow_publish(workflow=workflow)
+    views = 8
+    worker, web, base, token, idle_threads = waiting_stack(require_redis, tmp_path, worker_threads=64, views=views)
+    answers: dict[str, str] = {}
+
+    async def callers():
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits) as http:
+
+            async def sse(i):
+                text = f"held-sse-{i}"
+                async with http.stream("POST", f"/api/workflows/{workflow.pk}/chat/stream/", json={"message": text}) as response:
+                    body = "".join([chunk async for chunk in response.aiter_text()])
+                answers[text] = body
+
+            async def openai(i, stream):
+                text = f"held-v1{'s' if stream else ''}-{i}"
+                request = {"model": str(workflow.pk), "messages": [{"role": "user", "content": text}], "stream": stream}
+                async with http.stream(
+                    "POST", "/v1/chat/completions", json=request, headers={"Authorization": f"Bearer {token}"}
+                ) as response:
+                    body = "".join([chunk async for chunk in response.aiter_text()])
+                answers[text] = body
+
+            calls = [sse(i) for i in range(20)] + [openai(i, True) for i in range(20)] + [openai(i, False) for i in range(20)]
+            results = await asyncio.gather(*calls, return_exceptions=True)
+            for result in results:
+                if isinstance(result, Exception):
+                    answers.setdefault("errors", []).append(repr(result))
+
+    calling = threading.Thread(target=asyncio.run, args=(callers(),))
+    calling.start()
+    try:
+        wait_for(
+            lambda: len(gate.waiting()) == 60,
+            timeout=120,
+            interval=0.2,
+            what="60 turns at the model",
+            diagnostics=lambda: f"{len(gate.waiting())} at the model; {answers}\n" + web.output() + worker.output(),
+        )
+        waiting_threads = max(process_threads(web.proc.pid) for _ in range(10))
+        assert not answers  # nobody was answered before the model was
+        gate.release()
+        calling.join(timeout=120)
+        assert not calling.is_alive()
+        assert "errors" not in answers, answers["errors"]
+        for i in range(20):
+            assert f"echo: held-sse-{i}" in answers[f"held-sse-{i}"] and "run.finished" in answers[f"held-sse-{i}"]
+            streamed = answers[f"held-v1s-{i}"]
+            assert streamed.rstrip().endswith("data: [DONE]")
+            assert (
+                "".join(
+                    json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
+                    for line in streamed.splitlines()
+                    if line.startswith("data: {") and json.loads(line[6:]).get("choices")
+                )
+                == f"echo: held-v1s-{i}"
+            )
+            assert json.loads(answers[f"held-v1-{i}"])["choices"][0]["message"]["content"] == f"echo: held-v1-{i}"
+        print(f"daphne: {idle_threads} threads idle, {waiting_threads} while 60 callers waited")
+        # Bounded by its pools (the view threads, the threads that start streamed turns), which
+        # stay whatever the number of callers: Django's own handler had a thread per caller (67+).
+        assert waiting_threads <= idle_threads + views + streams.turn_executor._max_workers + 2, (idle_threads, waiting_threads)
     finally:
         gate.release()
         calling.join(timeout=60)
