@@ -18,10 +18,15 @@ WIDGET_SOURCES := $(shell find frontend/widget -name node_modules -prune -o -pat
 # llama-cpp-python (the bundled model's runtime) compiles from source: only the libraries Skein
 # loads (libllama, ggml), not llama.cpp's multimodal and common libraries, tools, examples, server
 # or tests (config/llama_cpp_build.cmake).
-# Not tuned to this machine's CPU (GGML_NATIVE=OFF): a native build on a CPU with AMX tiles crashed
-# in its first decode, and pip caches the wheel for every later venv on the machine. x86-64 builds
-# for AVX2/FMA/F16C (every x86 server since 2013).
-GGML_CPU_ARGS := -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell uname -m)),-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+# For this machine's CPU, but never its AMX tiles: llama.cpp's native build (GGML_NATIVE) on a CPU
+# with AMX crashed in its first decode. So the instruction sets are named one by one, from the CPU's
+# flags (the same ones -march=native would use; the bundled model's answers depend on them).
+CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+cpu_has = $(if $(filter $(1),$(CPU_FLAGS)),-D$(2)=ON)
+GGML_X86_ARGS = $(call cpu_has,avx,GGML_AVX) $(call cpu_has,avx2,GGML_AVX2) $(call cpu_has,fma,GGML_FMA) $(call cpu_has,f16c,GGML_F16C) \
+  $(call cpu_has,bmi2,GGML_BMI2) $(call cpu_has,avx_vnni,GGML_AVX_VNNI) $(call cpu_has,avx512f,GGML_AVX512) \
+  $(call cpu_has,avx512vbmi,GGML_AVX512_VBMI) $(call cpu_has,avx512_vnni,GGML_AVX512_VNNI) $(call cpu_has,avx512_bf16,GGML_AVX512_BF16)
+GGML_CPU_ARGS := -DGGML_NATIVE=$(if $(filter x86_64,$(shell uname -m)),OFF $(GGML_X86_ARGS),ON)
 CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF \
   -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(abspath config/llama_cpp_build.cmake) $(GGML_CPU_ARGS)
 export CMAKE_ARGS
