@@ -66,3 +66,40 @@ def test_a_run_done_before_the_wait_returns_at_once_and_an_unsignalled_one_times
     assert signals.wait(1, 30, is_done=lambda: True) is True
     assert signals.wait(2, 0.3, is_done=lambda: False) is False
     assert not signals._waiters
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_signal_carries_the_runs_outcome_to_a_coroutine_waiting_for_it(signals, monkeypatch, user, provider):
+    """The worker's signal holds the run as it was stored, so a deferred wait answers without
+    reading the database; an outcome too large for a signal is read as before."""
+    import asyncio
+
+    from tests.graphs import chat_graph
+    from workflows import runs, services
+    from workflows.models import Run
+
+    monkeypatch.setattr(waiting, "_signals", signals)
+    workflow = services.workflow_create(owner=user, name="signalled", graph=chat_graph(provider.pk))
+    version = runs.draft_for_run(workflow=workflow)
+    small, large = (Run.objects.create(workflow=workflow, version=version, trigger="chat", input="hi") for _ in range(2))
+    # The small run stays queued in the database: a waiter answered "succeeded" got it from the signal.
+    small.status, small.output, small.prompt_tokens = Run.Status.SUCCEEDED, "carried by the signal", 7
+    large.status, large.output = Run.Status.SUCCEEDED, "x" * (waiting.MAX_SIGNAL_BYTES + 1)
+
+    async def scenario():
+        waits = [asyncio.ensure_future(waiting.turn_wait_async(run_id=run.pk, timeout=30)) for run in (small, large)]
+        await asyncio.to_thread(wait_for, lambda: len(signals._waiters) == 2, timeout=30, what="both waits registered")
+        waiting.signal_run_done(small.pk, outcome=small)
+        await asyncio.to_thread(Run.objects.filter(pk=large.pk).update, status=Run.Status.SUCCEEDED, output="read from the database")
+        waiting.signal_run_done(large.pk, outcome=large)
+        return await asyncio.gather(*waits)
+
+    answered_small, answered_large = asyncio.run(scenario())
+    assert (answered_small.pk, answered_small.status, answered_small.output, answered_small.prompt_tokens) == (
+        small.pk,
+        "succeeded",
+        "carried by the signal",
+        7,
+    )
+    assert answered_small.created == small.created
+    assert answered_large.output == "read from the database"

@@ -167,7 +167,7 @@ def _finish(run: Run, *, runtime, reply: str = "", error: str = "", cut: bool = 
 
         # robust: Redis being down must not abort the thread's turn loop after the run was stored
         # (the turns queued behind it would wait for recover_turns); waiters re-read the database.
-        transaction.on_commit(lambda: waiting.signal_run_done(run.pk), robust=True)
+        transaction.on_commit(lambda: waiting.signal_run_done(run.pk, outcome=run), robust=True)
 
 
 def _transcript_append(run: Run, *, role: str, content: str) -> Message:

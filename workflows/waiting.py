@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import threading
 import time
@@ -27,6 +28,7 @@ import redis
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, connections
+from django.utils.dateparse import parse_datetime
 
 from . import mode
 from .models import Run
@@ -47,11 +49,37 @@ def _channel() -> str:
     return f"{settings.SKEIN_NAMESPACE}:runs-done"
 
 
-def signal_run_done(run_id: int) -> None:
+# What a finished run's signal carries, so that a coroutine waiting for it answers without reading
+# the database (api/deferred.py's answers read no other field of the run).
+OUTCOME_FIELDS = ("id", "thread_id", "status", "output", "error", "warnings", "created", "prompt_tokens", "completion_tokens")
+MAX_SIGNAL_BYTES = 64_000  # a larger outcome is signalled by the run's id alone: the waiters read it
+
+
+def signal_run_done(run_id: int, outcome: Run | None = None) -> None:
+    """Wake whoever waits for ``run_id`` (it ended and was committed); ``outcome``, the run as
+    stored, rides along when small enough."""
     if mode.full():
-        _redis().publish(_channel(), run_id)
+        message = str(run_id)
+        if outcome is not None:
+            fields = {name: getattr(outcome, name) for name in OUTCOME_FIELDS} | {"created": outcome.created.isoformat()}
+            carried = json.dumps({"run": run_id, "outcome": fields})
+            message = carried if len(carried) <= MAX_SIGNAL_BYTES else message
+        _redis().publish(_channel(), message)
     else:
-        _local_signals.wake(run_id)
+        _local_signals.wake(run_id, outcome)
+
+
+def _signalled(data) -> tuple[int, Run | None]:
+    """(run id, the run's outcome or None) from a signal's message."""
+    text = data.decode() if isinstance(data, bytes) else str(data)
+    if not text.startswith("{"):
+        return int(text), None
+    message = json.loads(text)
+    outcome = message["outcome"]
+    outcome["created"] = parse_datetime(outcome["created"])
+    names = [f.attname for f in Run._meta.concrete_fields if f.attname in outcome]
+    # Only these fields are loaded: reading another one would be a query (refused in a coroutine).
+    return message["run"], Run.from_db(None, names, [outcome[name] for name in names])
 
 
 class _RunSignals:
@@ -98,7 +126,7 @@ class _RunSignals:
                 pubsub.subscribe(_channel())
                 self._subscribed.set()
                 for message in pubsub.listen():
-                    self._wake(int(message["data"]))
+                    self._wake(*_signalled(message["data"]))
             except Exception as exc:  # Redis went away: waiters fall back on their slices meanwhile
                 self._subscribed.clear()
                 if not self._closed:
@@ -122,10 +150,13 @@ class _RunSignals:
             except Exception:  # closing a broken connection is best effort
                 pass
 
-    def _wake(self, run_id: int) -> None:
+    def _wake(self, run_id: int, outcome: Run | None = None) -> None:
         with self._lock:
-            for event in self._waiters.get(run_id, ()):
-                event.set()
+            for waiter in self._waiters.get(run_id, ()):
+                if isinstance(waiter, _Kick):
+                    waiter.set(run_id, outcome)
+                else:
+                    waiter.set()
 
 
 class _LocalSignals(_RunSignals):
@@ -144,8 +175,8 @@ class _LocalSignals(_RunSignals):
         with self._lock:  # no subscription: runs end in this process
             self._waiters.setdefault(run_id, set()).add(waiter)
 
-    def wake(self, run_id: int) -> None:
-        self._wake(run_id)
+    def wake(self, run_id: int, outcome: Run | None = None) -> None:
+        self._wake(run_id, outcome)
 
 
 _signals = _RunSignals()
@@ -173,8 +204,11 @@ class _Kick:
     def __init__(self, watcher: _RunWatcher, loop):
         self._watcher, self._loop = watcher, loop
 
-    def set(self) -> None:
-        self._loop.call_soon_threadsafe(self._watcher.kick)
+    def set(self, run_id: int, outcome: Run | None = None) -> None:
+        if outcome is None:
+            self._loop.call_soon_threadsafe(self._watcher.kick)
+        else:
+            self._loop.call_soon_threadsafe(self._watcher.ended, run_id, outcome)
 
 
 class _RunWatcher:
@@ -192,6 +226,12 @@ class _RunWatcher:
 
     def kick(self) -> None:
         self._kicked.set()
+
+    def ended(self, run_id: int, run: Run) -> None:
+        """A signal that carried the run's outcome: its waiters are answered with no query."""
+        for future in self._pending.pop(run_id, ()):
+            if not future.done():
+                future.set_result(run)
 
     async def wait(self, run_id: int, timeout: float) -> Run | None:
         """The run once it ended (its status and outcome loaded), or None after ``timeout``."""

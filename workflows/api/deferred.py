@@ -25,7 +25,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from workflows import waiting
+from workflows import mode, waiting
 from workflows.api.errors import unavailable_answer
 from workflows.api.fields import TurnResultSerializer
 from workflows.models import Run
@@ -70,6 +70,10 @@ def wait_answer(request, run: Run, *, answer: str, timeout: float, replayed: boo
     """The view's response for a request that waits for ``run``: deferred under daphne, else
     waited for here (``waiting.turn_wait``). ``context`` (JSON) is handed to the answer."""
     context = context or {}
+    if mode.turns_in_request() and not run.is_done:
+        # The embedded mode ran the turn as the run was committed, unless it queued behind another
+        # turn of its thread: answered here at once rather than after a deferred wait's round.
+        run.refresh_from_db()
     if run.is_done or not getattr(request, "scope", {}).get(SCOPE_KEY):
         status, body, headers = ANSWERS[answer](waiting.turn_wait(run=run, timeout=timeout), replayed=replayed, context=context)
         if isinstance(request, Request):  # a DRF view: its renderer and test client read .data
