@@ -101,9 +101,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # file and running its PRAGMAs on every request cost more than many of the requests.
     DATABASES["default"].setdefault("CONN_MAX_AGE", None)
 elif FULL_MODE and env.bool("SKEIN_DB_POOL", default=True):
-    # A connection pool per process (psycopg_pool): daphne serves each request in a thread of its
-    # own and Celery closes connections after each task, so without it every request and every turn
-    # would open a PostgreSQL connection. A turn takes a connection for its short transactions
+    # A connection pool per process (psycopg_pool): each request hands its connection back when its
+    # view returns (config/handlers.py) and Celery closes connections after each task, so without
+    # it every request and every turn would open a PostgreSQL connection. A turn takes a connection for its short transactions
     # only and hands it back before each model call (workflows/runtime.py), so a worker's turns
     # in flight can far outnumber the pool's size.
     DATABASES["default"]["CONN_MAX_AGE"] = 0

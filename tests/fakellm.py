@@ -48,6 +48,10 @@ def echo(request: Request) -> Reply:
     return Reply(text=f"echo: {request.last_user}")
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients connect at once in the throughput benchmark (the default is 5)
+
+
 class FakeLLM:
     def __init__(self):
         self.requests: list[Request] = []
@@ -57,7 +61,7 @@ class FakeLLM:
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self.connections_opened = 0  # TCP connections accepted since start: clients that reuse theirs open few
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"

@@ -1,13 +1,15 @@
-"""Waiting for a turn without a thread: the chat API's and the webhook's bounded waits under daphne.
+"""Waiting for a turn without a thread: the chat API's, the webhook's and ``/v1``'s bounded waits
+under daphne.
 
-Django's ASGI handler gives every request a thread of its own for its whole length (its
-``ThreadSensitiveContext``), so a request that waits for a turn inside a view holds a thread
-however it waits. Under daphne a view instead answers at once with a *deferred wait*: an empty
+A request that waits for a turn inside a view holds its view thread however it waits. Under
+daphne a view instead answers at once with a *deferred wait*: an empty
 response carrying the run and how its answer is made (``wait_answer``). ``DeferredWaits``, the
 ASGI application around Django's, holds that response back, lets the request's thread go, waits
 for the run asynchronously (``waiting.turn_wait_async``: no thread, no database connection), then
 sends the response with its body: the status and headers Django's middleware gave it, plus the
-answer's own. A thousand waiting callers cost a thousand small coroutines.
+answer's own (the run's outcome rides on its signal, ``waiting.signal_run_done``). A thousand
+waiting callers cost a thousand small coroutines. Each endpoint registers how its answer is made
+(``register_answer``): ``/v1`` answers in OpenAI's shape, its failures too.
 
 Outside daphne (the test client, a WSGI server) the view waits itself, as before.
 """
