@@ -128,8 +128,7 @@ def setup_django() -> None:
 # --- the fake model server ------------------------------------------------------------------------
 def fake_llm_class():
     """tests.fakellm.FakeLLM, plus: the time the first content chunk of each streamed answer was
-    written to the socket (for the streaming benchmark), and a listen backlog large enough for
-    hundreds of concurrent connections (socketserver's default is 5)."""
+    written to the socket (for the streaming benchmark)."""
     from tests.fakellm import FakeLLM
 
     class BenchFakeLLM(FakeLLM):
@@ -137,7 +136,6 @@ def fake_llm_class():
             super().__init__()
             self.record = record
             self.first_chunk_sent: list[float] = []  # monotonic times, in the order answers started
-            self._server.socket.listen(2048)
 
         def _record(self, request) -> None:
             if self.record:
@@ -154,7 +152,8 @@ def fake_llm_class():
 
                 def write(self, data):
                     n = self.raw.write(data)
-                    if not self.stamped and data.startswith(b"data: ") and b'"content"' in data:
+                    # A chunk of the chunked body: its size line, then the event.
+                    if not self.stamped and b"\r\ndata: " in data[:16] and b'"content"' in data:
                         self.raw.flush()
                         self.stamped = True
                         with fake._lock:
