@@ -13,6 +13,24 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+def bare_stream(base_url: str, messages: list[dict]):
+    """What Skein's llm node asks litellm for (workflows/llm.py), without Skein around it: the
+    baseline of every benchmark that compares with a bare call."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm.completion(
+        model="openai/agent-model",
+        api_base=base_url,
+        api_key="k",
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+        timeout=60,
+        max_retries=0,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-url", required=True)
@@ -21,9 +39,8 @@ def main() -> None:
     parser.add_argument("--window", type=float, required=True)
     parser.add_argument("--offset", type=int, default=0)
     args = parser.parse_args()
-    import litellm
+    import litellm  # noqa: F401  (imported before the start, not inside the window)
 
-    litellm.suppress_debug_info = True
     records = []
     lock = threading.Lock()
     print("ready", flush=True)
@@ -40,15 +57,8 @@ def main() -> None:
             t0 = time.monotonic()
             ok = False
             try:
-                response = litellm.completion(
-                    model="openai/agent-model",
-                    api_base=args.base_url,
-                    api_key="k",
-                    stream=True,
-                    timeout=60,
-                    max_retries=0,
-                    stream_options={"include_usage": True},
-                    messages=[{"role": "system", "content": "You are a test bot."}, {"role": "user", "content": message}],
+                response = bare_stream(
+                    args.base_url, [{"role": "system", "content": "You are a test bot."}, {"role": "user", "content": message}]
                 )
                 text = "".join(c.choices[0].delta.content or "" for c in response if c.choices and c.choices[0].delta)
                 ok = text == f"echo: {message}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from . import stacks
+from .bareclient import bare_stream
 from .common import (
     PROFILE,
     Cleanup,
@@ -40,19 +41,8 @@ GOALS_MS = {"embedded": 15.0, "full": 30.0}
 
 
 def bare_call(fake, messages: list[dict]) -> str:
-    """What Skein's llm node asks litellm for (workflows/llm.py), without Skein around it."""
-    import litellm
-
-    response = litellm.completion(
-        model="openai/agent-model",
-        api_base=fake.base_url,
-        api_key="k",
-        messages=messages,
-        stream=True,
-        stream_options={"include_usage": True},
-        timeout=60,
-        max_retries=0,
-    )
+    """A bare litellm call (``bareclient.bare_stream``), read to its end."""
+    response = bare_stream(fake.base_url, messages)
     parts = []
     for chunk in response:
         choices = getattr(chunk, "choices", None) or []

@@ -15,6 +15,7 @@ import threading
 import time
 
 from . import stacks
+from .bareclient import bare_stream
 from .common import Cleanup, Result, Row, api_client, api_token, check, create_chatbot, log, ms, start_fake_llm, summarize
 
 NAME = "streaming"
@@ -50,19 +51,8 @@ def session_cookie(base: str) -> str:
 
 def bare_first_token(fake) -> float:
     """Seconds from the server's first-chunk stamp to this client's first content chunk."""
-    import litellm
-
     index = len(fake.first_chunk_sent)
-    response = litellm.completion(
-        model="openai/agent-model",
-        api_base=fake.base_url,
-        api_key="k",
-        stream=True,
-        timeout=60,
-        max_retries=0,
-        stream_options={"include_usage": True},
-        messages=[{"role": "user", "content": "bare"}],
-    )
+    response = bare_stream(fake.base_url, [{"role": "user", "content": "bare"}])
     first = None
     for chunk in response:
         if first is None and chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:

@@ -89,3 +89,17 @@ def test_the_openai_client_and_prometheus_against_the_full_stack(stack, token, b
     assert samples[("skein_turn_duration_seconds_count", ())] == 2
     assert samples[("skein_model_tokens_total", (("direction", "input"),))] == 22
     assert httpx.get(f"{stack['base']}/metrics", timeout=60).status_code == 401
+
+
+def test_a_failed_turn_is_an_openai_error_after_a_wait_without_a_thread(stack, token, bot, fake_llm):
+    """Under daphne a non-streamed completion waits deferred (api/deferred.py): a turn whose model
+    fails still answers in OpenAI's shape, with the thread and run headers, and says not to retry."""
+    fake_llm.responder = lambda request: Reply(status=400, text="the fake provider refuses")
+    client = openai.OpenAI(base_url=f"{stack['base']}/v1", api_key=token, max_retries=0, timeout=60)
+    with pytest.raises(openai.APIStatusError) as raised:
+        client.chat.completions.create(model=bot, messages=[{"role": "user", "content": "refused"}])
+    error = raised.value
+    assert error.status_code == 502
+    assert error.body["code"] == "run_failed" and "the fake provider refuses" in error.body["message"]
+    assert error.response.headers["x-should-retry"] == "false"
+    assert error.response.headers["X-Skein-Thread"] and error.response.headers["X-Skein-Run"].isdigit()

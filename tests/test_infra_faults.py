@@ -684,6 +684,12 @@ def waiting_stack(redis_url: str, tmp_path, *, worker_threads: int, views: int):
     return worker, web, base, token, process_threads(web.proc.pid)
 
 
+def waiting_client(base: str, token: str, *, connections: int) -> httpx.AsyncClient:
+    """Alice's client for many callers at once: a connection each, waiting long for its answer."""
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=0)
+    return httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits)
+
+
 def sessions_of(application_name: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -709,8 +715,7 @@ def test_three_hundred_waiting_chat_requests_cost_one_daphne_no_thread_each(
     answers: dict[int, object] = {}
 
     async def callers():
-        limits = httpx.Limits(max_connections=300, max_keepalive_connections=0)
-        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits) as http:
+        async with waiting_client(base, token, connections=300) as http:
 
             async def call(i):
                 await asyncio.sleep(i * 0.01)  # arriving over 3 s: what is measured is the wait, not one instant's accepts
@@ -784,8 +789,7 @@ def test_streamed_and_openai_compatible_answers_waiting_at_once_hold_no_thread_e
     answers: dict[str, str] = {}
 
     async def callers():
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=0)
-        async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=WAITING, limits=limits) as http:
+        async with waiting_client(base, token, connections=100) as http:
 
             async def sse(i):
                 text = f"held-sse-{i}"
