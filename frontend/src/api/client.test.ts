@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { mockFetch } from '../test/fixtures';
+import { mockFetch, rejection } from '../test/fixtures';
 import { api, ApiError, ConflictError, onUnauthorized, request } from './client';
 
 afterEach(() => {
@@ -10,8 +10,7 @@ afterEach(() => {
 describe('request', () => {
   it('turns a 409 into a ConflictError carrying the current revision', async () => {
     vi.stubGlobal('fetch', mockFetch({ 'PUT /api/workflows/3/': () => ({ status: 409, body: { detail: 'stale revision', revision: 8 } }) }).fetch);
-    const error = await api.saveWorkflow(3, { graph: { nodes: [], edges: [] }, revision: 7 }).catch((e) => e);
-    expect(error).toBeInstanceOf(ConflictError);
+    const error = await rejection(api.saveWorkflow(3, { graph: { nodes: [], edges: [] }, revision: 7 }), ConflictError);
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(409);
     expect(error.revision).toBe(8);
@@ -42,8 +41,7 @@ describe('request', () => {
   it('exposes validation issues of a 400 and a readable message', async () => {
     const errors = [{ node: 'llm_1', field: 'model', message: 'String should have at least 1 character' }];
     vi.stubGlobal('fetch', mockFetch({ 'POST /api/workflows/3/publish/': () => ({ status: 400, body: { errors } }) }).fetch);
-    const error = await api.publish(3).catch((e) => e);
-    expect(error).toBeInstanceOf(ApiError);
+    const error = await rejection(api.publish(3), ApiError);
     expect(error.issues).toEqual(errors);
     expect(error.message).toBe('String should have at least 1 character');
   });
@@ -61,8 +59,8 @@ describe('request', () => {
   });
 
   it('does not show an HTML error page as the message', async () => {
-    vi.stubGlobal('fetch', async () => new Response('<!doctype html><h1>Server Error (500)</h1>', { status: 500 }));
-    const error = await api.workflow(1).catch((e) => e);
+    vi.stubGlobal('fetch', () => Promise.resolve(new Response('<!doctype html><h1>Server Error (500)</h1>', { status: 500 })));
+    const error = await rejection(api.workflow(1), ApiError);
     expect(error.message).toMatch(/^The server failed to answer \(500\)/);
   });
 

@@ -2,15 +2,16 @@
 // and errors turned into typed exceptions (a stale revision is a ConflictError, never retried).
 import type {
   ChatReply,
-  Graph,
   MemoryExport,
   MemoryHistory,
-  MemoryMessage,
+  MemoryImport,
+  MemoryMessageInput,
   ModelDefault,
   ModelList,
   NodeTypeSpec,
   Page,
   Provider,
+  ProviderInput,
   ProviderTestResult,
   Run,
   RunSummary,
@@ -20,8 +21,10 @@ import type {
   User,
   ValidationIssue,
   WidgetSettings,
-  WidgetTheme,
+  WidgetSettingsUpdate,
   Workflow,
+  WorkflowCreate,
+  WorkflowSave,
   WorkflowSummary,
 } from './types';
 
@@ -63,9 +66,9 @@ export function describeError(status: number, body: unknown): string {
       return (b.errors as ValidationIssue[]).map((e) => e.message).join('; ');
     }
     if (Array.isArray(b.non_field_errors)) return b.non_field_errors.join(' ');
-    const fieldMessages = Object.entries(b)
-      .filter(([, v]) => Array.isArray(v) || typeof v === 'string')
-      .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : v}`);
+    const fieldMessages = Object.entries(b).flatMap(([k, v]) =>
+      Array.isArray(v) ? [`${k}: ${v.join(' ')}`] : typeof v === 'string' ? [`${k}: ${v}`] : [],
+    );
     if (fieldMessages.length) return fieldMessages.join('; ');
   }
   if (typeof body === 'string' && body.trim() && body.length < 300 && !body.trimStart().startsWith('<')) return body;
@@ -155,12 +158,6 @@ function query(params: Record<string, string | number | null | undefined>): stri
   return text ? `?${text}` : '';
 }
 
-export interface WorkflowSave {
-  name?: string;
-  graph?: Graph;
-  revision: number;
-}
-
 export const api = {
   me: () => request<User>('GET', '/api/auth/me/'),
   login: (username: string, password: string) => request<User>('POST', '/api/auth/login/', { username, password }),
@@ -172,7 +169,7 @@ export const api = {
   templates: () => request<Template[]>('GET', '/api/templates/'),
 
   providers: () => request<Provider[] | Page<Provider>>('GET', '/api/providers/').then(unpage),
-  createProvider: (body: { name: string; kind: string; api_base?: string; api_key?: string }) =>
+  createProvider: (body: ProviderInput) =>
     request<Provider>('POST', '/api/providers/', body),
   deleteProvider: (id: number) => request<void>('DELETE', `/api/providers/${id}/`),
   modelDefault: () => request<ModelDefault>('GET', '/api/providers/default/'),
@@ -183,14 +180,14 @@ export const api = {
   workflows: (params: { limit?: number; offset?: number } = {}) =>
     request<Page<WorkflowSummary>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
   workflow: (id: number) => request<Workflow>('GET', `/api/workflows/${id}/`),
-  createWorkflow: (body: { name: string; graph: Graph }) => request<Workflow>('POST', '/api/workflows/', body),
+  createWorkflow: (body: WorkflowCreate) => request<Workflow>('POST', '/api/workflows/', body),
   /** PUT when the graph is sent, else PATCH; a stale revision throws ConflictError. */
   saveWorkflow: (id: number, body: WorkflowSave) =>
     request<Workflow>(body.graph ? 'PUT' : 'PATCH', `/api/workflows/${id}/`, body),
   deleteWorkflow: (id: number) => request<void>('DELETE', `/api/workflows/${id}/`),
   publish: (id: number) => request<{ version: number }>('POST', `/api/workflows/${id}/publish/`),
   widgetSettings: (id: number) => request<WidgetSettings>('GET', `/api/workflows/${id}/widget/`),
-  updateWidget: (id: number, body: { allowed_origins?: string[]; theme?: WidgetTheme }) =>
+  updateWidget: (id: number, body: WidgetSettingsUpdate) =>
     request<WidgetSettings>('PATCH', `/api/workflows/${id}/widget/`, body),
   rotateWidgetKey: (id: number) => request<WidgetSettings>('POST', `/api/workflows/${id}/widget/`),
   rotateIdentitySecret: (id: number) => request<WidgetSettings>('POST', `/api/workflows/${id}/widget/`, { rotate: 'identity_secret' }),
@@ -204,12 +201,12 @@ export const api = {
 
   threadMessages: (id: number) => request<TranscriptMessage[] | Page<TranscriptMessage>>('GET', `/api/threads/${id}/messages/`).then(unpage),
   threadMemory: (id: number) => request<MemoryHistory[]>('GET', `/api/threads/${id}/memory/`),
-  replaceMemory: (id: number, name: string, messages: MemoryMessage[]) =>
+  replaceMemory: (id: number, name: string, messages: MemoryMessageInput[]) =>
     request<MemoryHistory>('PUT', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { messages }),
   editSummary: (id: number, name: string, summary: string) =>
     request<MemoryHistory>('PATCH', `/api/threads/${id}/memory/${encodeURIComponent(name)}/`, { summary }),
   exportMemory: (id: number) => request<MemoryExport>('GET', `/api/threads/${id}/memory-export/`),
-  importMemory: (id: number, file: MemoryExport) => request<MemoryHistory[]>('POST', `/api/threads/${id}/memory-import/`, file),
+  importMemory: (id: number, file: MemoryImport) => request<MemoryHistory[]>('POST', `/api/threads/${id}/memory-import/`, file),
 };
 
 /** Some list endpoints may come paginated; the pages that need one list read it whole. */

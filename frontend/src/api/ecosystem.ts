@@ -1,15 +1,10 @@
-// Versions, workflow files, threads and spend limits (DESIGN.md §10 and issue 19).
+// Versions, workflow files, threads and spend limits (docs/ecosystem.md#skein-in-its-ecosystem and issue 19).
 import { request } from './client';
-import type { Graph, Page, ValidationIssue, Workflow } from './types';
+import type { Graph, GraphEdge, Page, Refine, Schemas, Workflow } from './types';
 
-export interface Version {
-  version: number;
-  created: string;
-  graph: Graph;
-  published_by: string | null;
-  live: boolean;
-}
+export type Version = Refine<Schemas['VersionOutput'], { graph: Graph }>;
 
+// A diff of two graphs (`GET .../versions/diff/`): "an object" in the schema.
 export interface NodeChange {
   id: string;
   type: string | null;
@@ -24,38 +19,19 @@ export interface GraphDiff {
   edges: { added: DiffEdge[]; removed: DiffEdge[] };
 }
 
-export interface DiffEdge {
-  id: string;
-  source: string;
-  sourceHandle: string | null;
-  target: string;
-  targetHandle: string | null;
-}
+/** An edge added or removed: as the graph stores it. */
+export type DiffEdge = GraphEdge;
 
-export interface Thread {
-  id: number;
-  workflow: number;
-  workflow_name: string;
-  title: string;
-  key: string | null;
-  source: 'widget' | 'api' | 'chat';
-  message_count: number;
-  participant?: number | null;
-  created: string;
-  updated: string;
-}
+/** A thread; `source`: widget, api (a key of the caller's) or chat. */
+export type Thread = Schemas['ThreadOutput'];
 
-export interface Limit {
-  tokens: number | null;
-  cost: number | null;
-}
+/** A daily spend limit; no tokens or cost: none. */
+export type Limit = Schemas['Limit'];
 
-export type LimitScope = 'workflow' | 'visitor' | 'caller';
+/** Whose use a limit counts: the whole workflow's, each widget visitor's, each API caller's. */
+export type LimitScope = keyof Schemas['PatchedLimitsInputRequest'];
 
-export interface Limits extends Record<LimitScope, Limit> {
-  today: { tokens: number; cost: number; runs: number; refused: number };
-  day_started: string;
-}
+export type Limits = Schemas['LimitsOutput'];
 
 export function query(params: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams();
@@ -73,7 +49,7 @@ export const ecosystem = {
 
   exportFile: (workflowId: number) => request<Record<string, unknown>>('GET', `/api/workflows/${workflowId}/export/`),
   /** A file's content: the server says what is wrong with it (400) or what it could not map (`errors`). */
-  importFile: (text: string, name?: string): Promise<Workflow & { errors: ValidationIssue[] }> => {
+  importFile: (text: string, name?: string): Promise<Workflow> => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -90,7 +66,7 @@ export const ecosystem = {
   deleteThread: (id: number) => request<void>('DELETE', `/api/threads/${id}/`),
 
   limits: (workflowId: number) => request<Limits>('GET', `/api/workflows/${workflowId}/limits/`),
-  updateLimits: (workflowId: number, body: Partial<Record<LimitScope, Limit | null>>) =>
+  updateLimits: (workflowId: number, body: Schemas['PatchedLimitsInputRequest']) =>
     request<Limits>('PATCH', `/api/workflows/${workflowId}/limits/`, body),
 };
 

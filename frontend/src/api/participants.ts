@@ -1,34 +1,15 @@
 // Participants, their memories and facts (docs/participants.md).
 import { request } from './client';
 import { query } from './ecosystem';
-import type { Page } from './types';
+import type { Page, Schemas } from './types';
 
-export interface Participant {
-  id: number;
-  /** The id the caller named (`visitor:…` for an anonymous widget visitor). */
-  participant: string;
-  anonymous: boolean;
-  thread_count?: number;
-  created: string;
-  last_seen: string;
-}
+/** A participant; `participant` is the id the caller named (`visitor:…` for an anonymous widget visitor). */
+export type Participant = Schemas['ParticipantOutput'];
 
-export interface Fact {
-  id: number;
-  workflow: number;
-  workflow_name: string;
-  key: string;
-  value: string;
-  source: 'extracted' | 'owner';
-  source_message: string;
-  run: number | null;
-  current: boolean;
-  superseded: string | null;
-  superseded_by: number | null;
-  created: string;
-  updated: string;
-}
+/** A fact memory.facts keeps; `source`: extracted (after a turn) or owner (added or edited by you). */
+export type Fact = Schemas['FactOutput'];
 
+// `GET /api/participants/{id}/` has no shape in the schema: what the page reads of it.
 export interface ParticipantMemory {
   workflow: number;
   workflow_name: string;
@@ -51,8 +32,8 @@ export const participants = {
     request<Page<Participant>>('GET', `/api/participants/${query(params)}`),
   get: (id: number) => request<ParticipantDetail>('GET', `/api/participants/${id}/`),
   forget: (id: number) => request<void>('DELETE', `/api/participants/${id}/`),
-  addFact: (id: number, body: { workflow: number; key: string; value: string }) => request<Fact>('POST', `/api/participants/${id}/facts/`, body),
-  editFact: (id: number, body: { key?: string; value?: string }) => request<Fact>('PATCH', `/api/facts/${id}/`, body),
+  addFact: (id: number, body: Schemas['FactCreateInputRequest']) => request<Fact>('POST', `/api/participants/${id}/facts/`, body),
+  editFact: (id: number, body: Schemas['PatchedFactPatchInputRequest']) => request<Fact>('PATCH', `/api/facts/${id}/`, body),
   deleteFact: (id: number) => request<void>('DELETE', `/api/facts/${id}/`),
 };
 

@@ -1,15 +1,29 @@
-// Shapes of the Django API (DESIGN.md §6). Only what the front end reads is typed.
+// The Django API's shapes (docs/api.md), named for the app. Each is taken from ./openapi.d.ts,
+// which scripts/api-types.sh generates from the API's OpenAPI schema (drf-spectacular), so a
+// field the server renames or drops breaks the build here. Written by hand are only what the
+// schema has no shape for: JSON fields and dicts (the graph, a node type's ports and JSON
+// Schema, triggers), and the values of statuses the app tells apart (the schema says "string").
 import type { Theme } from '../../widget/src/protocol';
+import type { components } from './openapi';
+
+/** Every shape of the OpenAPI schema, by its component name. */
+export type Schemas = components['schemas'];
+
+/** A schema shape with some fields made precise: each must be a field the schema has, and its
+ * type one the schema's accepts (a JSON field's `unknown` becomes the shape the app knows). */
+export type Refine<T, Known extends { [K in keyof Known]: K extends keyof T ? T[K] : never }> = Omit<T, keyof Known> & Known;
 
 export type PortKind = 'flow' | 'memory' | 'llm';
 
-export interface PortSpec {
+/** A node type's port (`inputs`, `outputs`: dicts in the schema). */
+export type PortSpec = {
   name: string;
   kind: PortKind;
   label: string;
   multiple: boolean;
-}
+};
 
+/** A node type's params as pydantic v2 describes them (`params_schema`: a dict in the schema). */
 export type JSONSchema = {
   type?: string | string[];
   title?: string;
@@ -38,20 +52,10 @@ export type JSONSchema = {
   additionalProperties?: boolean | JSONSchema;
 };
 
-export interface NodeTypeSpec {
-  type: string;
-  label: string;
-  category: string;
-  description: string;
-  inputs: PortSpec[];
-  outputs: PortSpec[];
-  dynamic_outputs: string | null;
-  is_trigger: boolean;
-  /** What the node shows under its title: parts like "{model}" or " · {timezone}", each naming a param. */
-  summary?: string[];
-  params_schema: JSONSchema;
-}
+/** `GET /api/node-types/`; `summary`: parts like "{model}" or " · {timezone}", each naming a param. */
+export type NodeTypeSpec = Refine<Schemas['NodeTypeOutput'], { inputs: PortSpec[]; outputs: PortSpec[]; params_schema: JSONSchema }>;
 
+// A graph is React Flow's JSON, stored as it is (a JSON field in the schema).
 export type NodeParams = Record<string, unknown>;
 
 export interface GraphNode {
@@ -76,40 +80,25 @@ export interface Graph {
 
 /** A starter workflow from `GET /api/templates/` (workflows/samples.py): its nodes that call a
  * model are already on the installation's default model. */
-export interface Template {
-  key: string;
-  name: string;
-  description: string;
-  graph: Graph;
-}
+export type Template = Refine<Schemas['TemplateOutput'], { graph: Graph }>;
 
-export interface ValidationIssue {
-  node: string | null;
-  field: string | null;
-  message: string;
-}
+export type ValidationIssue = Schemas['Issue'];
 
 /** A workflow as `GET /api/workflows/` lists it: no validation, no triggers. */
-export interface WorkflowSummary {
-  id: number;
-  name: string;
-  graph: Graph;
-  revision: number;
-  published_version: number | null;
-  created: string;
-  updated: string;
-}
+export type WorkflowSummary = Refine<Schemas['WorkflowListItem'], { graph: Graph }>;
 
-export interface Workflow extends WorkflowSummary {
-  errors: ValidationIssue[];
-  /** The draft differs from the published version (which webhooks, schedules and the widget run). */
-  unpublished_changes?: boolean;
-  /** The published version's triggers (empty before the first publish). */
-  triggers?: TriggerInfo[];
-}
+/** A workflow as the editor opens it: the draft with its problems, whether it differs from the
+ * published version, and the published version's triggers (none before the first publish). */
+export type Workflow = Refine<Schemas['WorkflowOutput'], { graph: Graph; triggers: TriggerInfo[] }>;
 
-/** A trigger of the published version (`GET /api/workflows/{id}/` → `triggers`). */
-export interface TriggerInfo {
+export type WorkflowCreate = Refine<Schemas['WorkflowCreateInputRequest'], { graph: Graph }>;
+
+/** A save: PUT with the graph, PATCH without; the revision it is based on always. */
+export type WorkflowSave = Refine<Schemas['PatchedWorkflowUpdateInputRequest'], { graph?: Graph; revision: number }>;
+
+/** A trigger of the published version (`GET /api/workflows/{id}/` → `triggers`, dicts in the
+ * schema; also what `POST .../webhooks/{node}/regenerate/` answers, "an object" there). */
+export type TriggerInfo = {
   node: string;
   type: string;
   webhook_url?: string;
@@ -119,47 +108,32 @@ export interface TriggerInfo {
   next_runs?: string[];
   /** Schedules: whether a beat has ticked lately, and what to do if not. */
   scheduler?: { running: boolean; message: string };
-}
+};
 
 /** `GET /api/providers/default/`: the model a new node starts with on this installation. */
-export interface ModelDefault {
-  provider: number | null;
-  model: string;
-  /** Models the server's environment keys reach (for nodes with no provider). */
-  environment_models: string[];
-}
+export type ModelDefault = Schemas['ModelDefaultOutput'];
 
 /** `GET /api/providers/{id}/models/` */
-export interface ModelList {
-  models: string[];
-  error: string;
-}
+export type ModelList = Schemas['ModelListOutput'];
 
-/** The widget's look: the widget's own type. */
-export type WidgetTheme = Theme;
+/** `A` when it is `B` too, else `never`. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? A : never) : never;
 
-/** `GET /api/workflows/{id}/widget/` */
-export interface WidgetSettings {
-  public_key: string;
-  published: boolean;
-  allowed_origins: string[];
-  theme: WidgetTheme;
-  script_url: string;
-  embed_snippet: string;
-  /** Signs a logged-in user's id for data-participant-signature (hex HMAC-SHA256 of the id). */
-  identity_secret?: string;
-}
+/** The widget's look. The widget, a package of its own, declares the theme it draws; this is the
+ * API's, and `never` (so the build fails) if the two ever differ. */
+export type WidgetTheme = Same<Schemas['Theme'], Theme>;
+
+/** `GET /api/workflows/{id}/widget/`; `identity_secret` signs a logged-in user's id for
+ * data-participant-signature (hex HMAC-SHA256 of the id). */
+export type WidgetSettings = Schemas['WidgetSettingsOutput'];
+
+export type WidgetSettingsUpdate = Schemas['PatchedWidgetSettingsInputRequest'];
 
 /** `POST /api/providers/{id}/test/` */
-export interface ProviderTestResult {
-  ok: boolean;
-  model: string;
-  reply?: string;
-  reason?: string;
-  error?: string;
-  latency_ms?: number;
-}
+export type ProviderTestResult = Schemas['ProviderTestOutput'];
 
+/** A page of a list endpoint (LimitOffsetPagination). The schema describes these lists as plain
+ * arrays: its views paginate by hand, which drf-spectacular does not see. */
 export interface Page<T> {
   count: number;
   next: string | null;
@@ -167,145 +141,48 @@ export interface Page<T> {
   results: T[];
 }
 
-export interface User {
-  id: number;
-  username: string;
-}
+export type User = Schemas['User'];
 
-export interface Provider {
-  id: number;
-  name: string;
-  kind: string;
-  api_base: string;
-  has_api_key: boolean;
-}
+export type Provider = Schemas['ProviderOutput'];
 
-export interface RunWarning {
-  node: string | null;
-  message: string;
-}
+export type ProviderInput = Schemas['ProviderInputRequest'];
 
-export interface ChatReply {
-  run: number;
-  thread: number;
-  reply: string;
-  warnings: RunWarning[];
-  /** Set by the blocking endpoints: a failed turn answers 200 with its error. */
-  status?: RunStatus;
-  error?: string;
-}
+export type RunWarning = Schemas['Warning'];
 
+/** A run's status (the Django model's `Run.Status`). */
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 
-export interface RunStep {
-  node: string;
-  type: string;
-  status: 'running' | 'succeeded' | 'failed';
-  duration_ms: number | null;
-  input: string;
-  output: string;
-  error: string;
-  details: Record<string, unknown>;
-  /** Exactly what this step's model was sent; null for a node that called no model. */
-  messages?: SentMessage[] | null;
-}
+/** What the blocking endpoints answer (the manual run): a failed turn answers 200 with its error. */
+export type ChatReply = Refine<Schemas['TurnResult'], { status: RunStatus }>;
 
-export interface SentMessage {
-  role: string;
-  content: string;
-}
+/** One node's step of a run; its status is the Django model's `RunStep.Status`. */
+export type RunStep = Refine<Schemas['StepOutput'], { status: 'running' | 'succeeded' | 'failed' }>;
+
+export type SentMessage = Schemas['SentMessageOutput'];
 
 /** One summarizer call of a run (`GET /api/runs/{id}/` → `summarizations`). */
-export interface Summarization {
-  node: string;
-  status: 'ok' | 'failed';
-  model: string;
-  from_seq: number;
-  through_seq: number;
-  message_count: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  duration_ms: number;
-  error: string;
-  messages: SentMessage[];
-}
+export type Summarization = Schemas['SummarizationOutput'];
 
-export interface RunSummary {
-  id: number;
-  workflow: number;
-  workflow_name?: string;
-  status: RunStatus;
-  trigger: string;
-  thread: number | null;
-  input: string;
-  output: string;
-  error: string;
-  warnings: RunWarning[];
-  created: string;
-  duration_ms: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost: number;
-}
+export type RunSummary = Refine<Schemas['RunSummaryOutput'], { status: RunStatus }>;
 
 /** One memory.facts extraction after a run's turn (`GET /api/runs/{id}/` → `extractions`). */
-export interface FactExtraction {
-  node: string;
-  status: 'ok' | 'failed';
-  model: string;
-  added: number;
-  updated: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  duration_ms: number;
-  error: string;
-  messages: SentMessage[];
-  reply: string;
-}
+export type FactExtraction = Schemas['FactExtractionOutput'];
 
-export interface Run extends RunSummary {
-  steps: RunStep[];
-  summarizations?: Summarization[];
-  extractions?: FactExtraction[];
-  participant?: number | null;
-}
+export type Run = Refine<Schemas['RunOutput'], { status: RunStatus; steps: RunStep[] }>;
 
-export interface MemoryMessage {
-  role: string;
-  content: string;
-  token_count?: number;
-}
+/** A message of a thread's memory as the server shows it (with its token count). */
+export type MemoryMessage = Schemas['MessageIO'];
 
-export interface MemoryHistory {
-  name: string;
-  node: string | null;
-  type?: string;
-  history: string;
-  /** Whether this memory keeps a running summary (its text can be edited). */
-  summarizes?: boolean;
-  summary: string;
-  summary_through?: number;
-  summarize_next?: boolean;
-  tokenizer?: string;
-  messages: MemoryMessage[];
-  token_count: number;
-}
+/** A message of a memory as it is written back (the server counts the tokens). */
+export type MemoryMessageInput = Schemas['MessageIORequest'];
+
+/** One memory of a thread; `summarizes`: it keeps a running summary (whose text can be edited). */
+export type MemoryHistory = Schemas['MemoryOutput'];
 
 /** `GET /api/threads/{id}/memory-export/` */
-export interface MemoryExport {
-  thread?: number;
-  workflow?: number;
-  histories: {
-    history: string;
-    name: string;
-    messages: { seq?: number; role: string; content: string }[];
-    summaries?: { node: string; text: string; through_seq: number }[];
-  }[];
-}
+export type MemoryExport = Schemas['MemoryExport'];
 
-export interface TranscriptMessage {
-  role: string;
-  content: string;
-  created: string;
-  run?: number | null;
-}
+/** `POST /api/threads/{id}/memory-import/`: an exported file (its thread and workflow are not read). */
+export type MemoryImport = Schemas['MemoryExportRequest'];
+
+export type TranscriptMessage = Schemas['MessageOutput'];

@@ -48,7 +48,7 @@ export function AccountPage() {
           <p className="muted">Logged in as <b>{user?.username}</b>.</p>
         </div>
       </div>
-      <form className="card form-card" onSubmit={submit} aria-label="Change password">
+      <form className="card form-card" onSubmit={(e) => void submit(e)} aria-label="Change password">
         <h2>Change password</h2>
         <label className="field">
           <span className="field-label">Current password</span>

@@ -25,7 +25,7 @@ export function LoginPage() {
 
   return (
     <div className="login-page">
-      <form className="login-card" onSubmit={submit} aria-label="Log in">
+      <form className="login-card" onSubmit={(e) => void submit(e)} aria-label="Log in">
         <div className="login-brand">
           <Logo size={36} />
           <div>

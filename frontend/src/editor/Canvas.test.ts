@@ -1,9 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { nodeTypes, workflow } from '../test/fixtures';
+import { nodeTypes, run, runStep, workflow } from '../test/fixtures';
 import { decorateEdges } from './Canvas';
 import { useEditor } from './store';
 
 const s = () => useEditor.getState();
+const ranChatAndLlm = run({ id: 1, steps: [runStep('chat', 'trigger.chat'), runStep('llm', 'llm')] });
 
 beforeEach(() => {
   s().setSpecs(nodeTypes);
@@ -27,7 +28,7 @@ beforeEach(() => {
 describe('decorateEdges', () => {
   it('draws edges by kind and lights up those a run went along', () => {
     expect(decorateEdges(s()).map((e) => e.className)).toEqual(['sk-edge sk-edge-flow', 'sk-edge sk-edge-memory']);
-    s().showRun({ id: 1, status: 'succeeded', steps: [{ node: 'chat', status: 'succeeded' }, { node: 'llm', status: 'succeeded' }] } as never);
+    s().showRun(ranChatAndLlm);
     expect(decorateEdges(s())[0]).toMatchObject({ className: 'sk-edge sk-edge-flow sk-edge-ran', animated: true });
   });
 
@@ -35,7 +36,7 @@ describe('decorateEdges', () => {
     const before = decorateEdges(s());
     s().onNodesChange([{ type: 'position', id: 'llm', position: { x: 320, y: 10 }, dragging: true }]);
     expect(decorateEdges(s())).toBe(before);
-    s().showRun({ id: 1, status: 'succeeded', steps: [{ node: 'chat', status: 'succeeded' }, { node: 'llm', status: 'succeeded' }] } as never);
+    s().showRun(ranChatAndLlm);
     const lit = decorateEdges(s());
     expect(lit).not.toBe(before);
     expect(lit[1]).toBe(before[1]);

@@ -20,7 +20,7 @@ import { saveStatus, toGraph, useEditor } from './store';
 // Loaded when first opened: the test chat (the widget's chat view) and the Share / Triggers panel.
 const TestPanel = lazy(() => import('./TestPanel').then((m) => ({ default: m.TestPanel })));
 const SharePanel = lazy(() => import('../publish/SharePanel').then((m) => ({ default: m.SharePanel })));
-const TestsTab = lazy(() => import('../tests/TestsTab').then((m) => ({ default: m.TestsTab })));
+const TestsTab = lazy(() => import('../conversationTests/TestsTab').then((m) => ({ default: m.TestsTab })));
 
 type Loaded = { status: 'loading' } | { status: 'ready' } | { status: 'error'; error: Error };
 

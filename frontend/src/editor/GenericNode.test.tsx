@@ -1,7 +1,7 @@
 import { act, render } from '@testing-library/react';
 import { ReactFlowProvider } from '@xyflow/react';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { nodeTypes as specs, workflow } from '../test/fixtures';
+import { nodeTypes as specs, run, runStep, workflow } from '../test/fixtures';
 import { Canvas } from './Canvas';
 import { registerNodeTypes, summaryOf } from './GenericNode';
 import { useEditor } from './store';
@@ -79,12 +79,15 @@ describe('GenericNode', () => {
   it('lights nodes up from a run', () => {
     renderCanvas();
     act(() =>
-      useEditor.getState().showRun({
-        id: 5, workflow: 7, status: 'failed', trigger: 'chat', thread: 1, input: 'hi', output: '', error: 'boom', created: '',
-        duration_ms: 3, prompt_tokens: 0, completion_tokens: 0, cost: 0,
-        warnings: [{ node: 'summary_1', message: 'summarization timed out; sent the whole history' }],
-        steps: [{ node: 'router_1', type: 'router.llm', status: 'failed', duration_ms: 3, input: 'hi', output: '', error: 'model not found', details: {} }],
-      }),
+      useEditor.getState().showRun(
+        run({
+          status: 'failed',
+          error: 'boom',
+          duration_ms: 3,
+          warnings: [{ node: 'summary_1', message: 'summarization timed out; sent the whole history' }],
+          steps: [runStep('router_1', 'router.llm', { status: 'failed', duration_ms: 3, input: 'hi', error: 'model not found' })],
+        }),
+      ),
     );
     const router = document.querySelector('[data-testid="node-router_1"]')!;
     expect(router.getAttribute('data-run-status')).toBe('failed');

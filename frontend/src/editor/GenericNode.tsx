@@ -6,9 +6,10 @@ import { Handle, Position, useUpdateNodeInternals, type NodeProps, type NodeType
 import { memo, useEffect, useRef } from 'react';
 import type { JSONSchema, PortSpec } from '../api/types';
 import { defaultsFor } from '../schema/schema';
+import { textOf } from '../ui/format';
 import { categoryClass } from './categories';
 import { inputPorts, isResource, outputPorts } from './ports';
-import { issuesOf, useEditor, type FlowNode } from './store';
+import { issuesOf, useEditor, type FlowNode, type NodeRunState } from './store';
 
 /** Each type's param defaults, read once per schema (only read here, never handed out to edit). */
 const schemaDefaults = new WeakMap<JSONSchema, Record<string, unknown>>();
@@ -29,7 +30,7 @@ export function summaryOf(parts: string[] | undefined, data: Record<string, unkn
     const named = /\{(\w+)\}/.exec(part);
     const value = named ? data[named[1]] : undefined;
     if (!named || value === undefined || value === null || value === '' || typeof value === 'object') return [];
-    return [part.replace(named[0], String(value).split('\n')[0].slice(0, 40))];
+    return [part.replace(named[0], textOf(value).split('\n')[0].slice(0, 40))];
   });
   return shown.length ? shown.join('') : null;
 }
@@ -81,7 +82,7 @@ function ResourcePorts({ ports, side, nodeIssues }: { ports: PortSpec[]; side: '
 function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
   const spec = useEditor((s) => s.specs[type]);
   const issues = useEditor((s) => issuesOf(s.issues, id));
-  const run = useEditor((s) => s.runState[id]);
+  const run: NodeRunState | undefined = useEditor((s) => s.runState[id]);
   const updateNodeInternals = useUpdateNodeInternals();
 
   const outputs = outputPorts(spec, data);
@@ -155,7 +156,7 @@ function GenericNodeView({ id, type, data, selected }: NodeProps<FlowNode>) {
           ⚠ {w}
         </div>
       ))}
-      {(run?.warnings.length ?? 0) > 2 && <div className="sk-node-msg sk-msg-warning sk-msg-run">+{run!.warnings.length - 2} more warnings</div>}
+      {run && run.warnings.length > 2 && <div className="sk-node-msg sk-msg-warning sk-msg-run">+{run.warnings.length - 2} more warnings</div>}
       <ResourcePorts ports={resIn} side="bottom" nodeIssues={portIssues} />
     </div>
   );

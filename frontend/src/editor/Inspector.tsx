@@ -5,7 +5,7 @@ import { useShallow } from 'zustand/react/shallow';
 import type { Provider, ValidationIssue } from '../api/types';
 import { Link } from '../router';
 import { SchemaForm, unplacedIssues } from '../schema/SchemaForm';
-import { formatDuration } from '../ui/format';
+import { formatDuration, textOf } from '../ui/format';
 import { categoryClass } from './categories';
 import { modelsFor, useModelList } from './modelList';
 import { takesModel } from './models';
@@ -49,7 +49,7 @@ function NodeInspector({ node, providers }: { node: InspectedNode; providers: Pr
     const chosen = typeof patch.provider === 'number' ? patch.provider : null;
     void modelsFor(chosen).then(({ models }) => {
       const now = useEditor.getState().nodes.find((n) => n.id === node.id)?.data;
-      if (models.length && now?.provider === patch.provider && !models.includes(String(now?.model ?? ''))) updateNodeData(node.id, { model: models[0] });
+      if (models.length && now?.provider === patch.provider && !models.includes(textOf(now?.model))) updateNodeData(node.id, { model: models[0] });
     });
   };
 

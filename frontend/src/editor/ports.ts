@@ -1,7 +1,7 @@
 // Ports of a node as drawn and connected: the type's declared ports, except that a node whose
 // type has `dynamic_outputs: "routes"` has one flow output per `data.routes[i].name`.
 // The connection rule lives here too (one place; the store's isValidConnection calls it).
-import type { GraphEdge, NodeParams, NodeTypeSpec, PortKind, PortSpec } from '../api/types';
+import type { NodeParams, NodeTypeSpec, PortKind, PortSpec } from '../api/types';
 
 const NO_PORTS: PortSpec[] = [];
 /** Dynamic outputs by the list they are read from: node data is never changed in place, so a list
@@ -48,10 +48,18 @@ export interface ConnectionCandidate {
 
 const FACTS_TYPE = 'memory.facts';
 
+/** An edge as the rule reads it: a saved one (GraphEdge) or one on the canvas (React Flow's Edge). */
+export interface LinkedEdge {
+  source: string;
+  sourceHandle?: string | null;
+  target: string;
+  targetHandle?: string | null;
+}
+
 export interface GraphLookup {
   nodeType: (nodeId: string) => NodeTypeSpec | undefined;
   nodeData: (nodeId: string) => NodeParams | undefined;
-  edges: GraphEdge[];
+  edges: LinkedEdge[];
 }
 
 export type ConnectionVerdict = { ok: true } | { ok: false; reason: string };
@@ -81,8 +89,9 @@ export function checkConnection(c: ConnectionCandidate, g: GraphLookup): Connect
   if (inp.kind === 'memory' && inp.multiple) {
     // A consumer takes one history memory and one memory.facts (the server's rule too).
     const isFacts = (id: string) => g.nodeType(id)?.type === FACTS_TYPE;
-    const clash = g.edges.some((e) => e.target === c.target && e.targetHandle === c.targetHandle && isFacts(e.source) === isFacts(c.source!));
-    if (clash) return { ok: false, reason: isFacts(c.source!) ? 'only one memory.facts can attach here' : 'only one history memory can attach here (and one memory.facts)' };
+    const facts = isFacts(c.source);
+    const clash = g.edges.some((e) => e.target === c.target && e.targetHandle === c.targetHandle && isFacts(e.source) === facts);
+    if (clash) return { ok: false, reason: facts ? 'only one memory.facts can attach here' : 'only one history memory can attach here (and one memory.facts)' };
   }
   if (out.kind === 'flow' && reaches(c.target, c.source, g)) {
     return { ok: false, reason: 'flow edges must not loop back' };
@@ -92,7 +101,7 @@ export function checkConnection(c: ConnectionCandidate, g: GraphLookup): Connect
 
 /** Whether `to` is downstream of `from` along flow edges. */
 function reaches(from: string, to: string, g: GraphLookup): boolean {
-  const flowKind = (e: GraphEdge) =>
+  const flowKind = (e: LinkedEdge) =>
     outputPorts(g.nodeType(e.source), g.nodeData(e.source) ?? {}).find((p) => p.name === e.sourceHandle)?.kind ?? 'flow';
   const next = new Map<string, string[]>();
   for (const e of g.edges) {

@@ -1,6 +1,6 @@
 import type { Graph } from '../api/types';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { mockFetch, nodeTypes, workflow } from '../test/fixtures';
+import { mockFetch, nodeTypes, run, runStep, workflow } from '../test/fixtures';
 import { outputPorts } from './ports';
 import { issuesOf, toGraph, useEditor } from './store';
 
@@ -238,15 +238,12 @@ describe('saving', () => {
 describe('run view', () => {
   it('maps steps and node warnings to node states', () => {
     s().showRun(
-      {
-        id: 12, workflow: 7, status: 'succeeded', trigger: 'chat', thread: 1, input: 'hi', output: 'hi', error: '', created: '',
-        duration_ms: 5, prompt_tokens: 1, completion_tokens: 1, cost: 0,
+      run({
+        id: 12,
+        output: 'hi',
         warnings: [{ node: 'summary_1', message: 'summarization timed out' }, { node: null, message: 'graph level' }],
-        steps: [
-          { node: 'chat_1', type: 'trigger.chat', status: 'succeeded', duration_ms: 1, input: '', output: '', error: '', details: {} },
-          { node: 'llm_1', type: 'llm', status: 'failed', duration_ms: 3, input: '', output: '', error: 'model not found', details: {} },
-        ],
-      },
+        steps: [runStep('chat_1', 'trigger.chat'), runStep('llm_1', 'llm', { status: 'failed', duration_ms: 3, error: 'model not found' })],
+      }),
       [{ node: 'summary_1', message: 'summarization timed out' }],
     );
     expect(s().runState).toEqual({

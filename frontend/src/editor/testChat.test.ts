@@ -65,7 +65,7 @@ function fakeTransport() {
   let push: (event: ServerEvent) => void = () => {};
   const transport: Transport = {
     start(listener) {
-      push = listener.event;
+      push = (event) => listener.event(event);
       listener.status('online');
     },
     send: ({ text, clientId }) => {
@@ -112,7 +112,7 @@ describe('the widget chat in the editor', () => {
   it('refuses a message when the gate says why, without sending it', async () => {
     const fake = fakeTransport();
     const host = document.createElement('div');
-    const chat = mountChat(host, { transport: gatedTransport(fake.transport, async () => 'Could not save the draft'), storageKey: null, shadow: false });
+    const chat = mountChat(host, { transport: gatedTransport(fake.transport, () => Promise.resolve('Could not save the draft')), storageKey: null, shadow: false });
     chat.send('hello');
     await vi.waitFor(() => expect(host.querySelector('[data-testid="chat-error"]')?.textContent).toContain('Could not save the draft'));
     expect(fake.sent).toEqual([]);
@@ -122,7 +122,7 @@ describe('the widget chat in the editor', () => {
 
 describe('manualTransport', () => {
   it('tells the chat a manual run as the events of a turn', async () => {
-    vi.spyOn(api, 'runManual').mockResolvedValue({ run: 4, thread: 0, reply: 'pong: ping', warnings: [], status: 'succeeded' });
+    vi.spyOn(api, 'runManual').mockResolvedValue({ run: 4, thread: 0, reply: 'pong: ping', warnings: [], status: 'succeeded', error: '' });
     const events: ServerEvent[] = [];
     const transport = manualTransport(5);
     transport.start({ event: (e) => events.push(e), status: () => {} });

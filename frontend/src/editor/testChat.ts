@@ -25,7 +25,10 @@ const id = (value: unknown) => (typeof value === 'number' ? value : null);
 
 function warningsOf(value: unknown): RunWarning[] {
   if (!Array.isArray(value)) return [];
-  return value.map((w) => ({ node: text(w?.node) ?? null, message: text(w?.message) ?? 'warning' }));
+  return value.map((w: unknown) => {
+    const warning: Partial<Record<string, unknown>> = typeof w === 'object' && w !== null ? w : {};
+    return { node: text(warning.node) ?? null, message: text(warning.message) ?? 'warning' };
+  });
 }
 
 export function handleTestChatEvent(event: ServerEvent, hooks: TestChatHooks): void {

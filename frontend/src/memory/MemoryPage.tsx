@@ -2,14 +2,14 @@
 // the model will see it next (summary, kept messages, token counts), with edit-and-replace.
 import { useState } from 'react';
 import { api } from '../api/client';
-import type { MemoryExport, MemoryHistory, MemoryMessage } from '../api/types';
+import type { MemoryHistory, MemoryImport, MemoryMessageInput } from '../api/types';
 import { formatDateTime } from '../ui/format';
-import { SaveAsTestButton } from '../tests/SaveAsTestButton';
+import { SaveAsTestButton } from '../conversationTests/SaveAsTestButton';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
 
-const ROLES = ['system', 'user', 'assistant'];
+const ROLES: MemoryMessageInput['role'][] = ['system', 'user', 'assistant'];
 
 export function MemoryPage({ threadId }: { threadId: number }) {
   const memory = useAsync(() => api.threadMemory(threadId), [threadId]);
@@ -87,9 +87,10 @@ async function exportMemory(threadId: number) {
 }
 
 async function importMemory(threadId: number, file: File) {
-  let parsed: MemoryExport;
+  // The server checks the file: what is wrong with it comes back as the error.
+  let parsed: MemoryImport;
   try {
-    parsed = JSON.parse(await file.text());
+    parsed = JSON.parse(await file.text()) as MemoryImport;
   } catch {
     toast(`${file.name} is not JSON: export a thread's memory to see the format`, 'error');
     return;
@@ -148,7 +149,7 @@ function SummaryBox({ threadId, history, onSaved }: { threadId: number; history:
 }
 
 function HistoryCard({ threadId, history, onReplaced }: { threadId: number; history: MemoryHistory; onReplaced: () => void }) {
-  const [editing, setEditing] = useState<MemoryMessage[] | null>(null);
+  const [editing, setEditing] = useState<MemoryMessageInput[] | null>(null);
   const [saving, setSaving] = useState(false);
 
   const replace = async () => {
@@ -156,7 +157,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
     if (history.summary && !window.confirm('Replacing the history resets its summary. Continue?')) return;
     setSaving(true);
     try {
-      await api.replaceMemory(threadId, history.name, editing.map(({ role, content }) => ({ role, content })));
+      await api.replaceMemory(threadId, history.name, editing);
       toast(`Replaced “${history.name}” (${editing.length} messages)`, 'success');
       setEditing(null);
       onReplaced();
@@ -167,7 +168,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
     }
   };
 
-  const change = (index: number, patch: Partial<MemoryMessage>) =>
+  const change = (index: number, patch: Partial<MemoryMessageInput>) =>
     setEditing((list) => list!.map((m, i) => (i === index ? { ...m, ...patch } : m)));
 
   return (
@@ -188,7 +189,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
             </button>
           </div>
         ) : (
-          <button className="btn btn-sm" onClick={() => setEditing(history.messages.map((m) => ({ ...m })))}>Edit</button>
+          <button className="btn btn-sm" onClick={() => setEditing(history.messages.map(({ role, content }) => ({ role, content })))}>Edit</button>
         )}
       </header>
 
@@ -198,7 +199,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
         <div className="memory-edit">
           {editing.map((m, i) => (
             <div key={i} className="memory-edit-row">
-              <select value={m.role} onChange={(e) => change(i, { role: e.target.value })} aria-label={`Role of message ${i + 1}`}>
+              <select value={m.role} onChange={(e) => change(i, { role: ROLES.find((r) => r === e.target.value) ?? m.role })} aria-label={`Role of message ${i + 1}`}>
                 {ROLES.map((r) => <option key={r}>{r}</option>)}
               </select>
               <textarea rows={2} value={m.content} onChange={(e) => change(i, { content: e.target.value })} aria-label={`Message ${i + 1}`} />

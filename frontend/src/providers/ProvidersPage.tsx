@@ -1,13 +1,13 @@
 // Model providers: where API keys and local servers are stored (keys are never shown again).
-import { Fragment, useEffect, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useEffectEvent, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
-import type { Provider, ProviderTestResult } from '../api/types';
+import type { Provider, ProviderInput, ProviderTestResult } from '../api/types';
 import { formatDuration } from '../ui/format';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
 
-const KINDS: { value: string; label: string; base?: string; key: boolean }[] = [
+const KINDS: { value: ProviderInput['kind']; label: string; base?: string; key: boolean }[] = [
   { value: 'openai', label: 'OpenAI', key: true },
   { value: 'anthropic', label: 'Anthropic', key: true },
   { value: 'ollama', label: 'Ollama', base: 'http://127.0.0.1:11434', key: false },
@@ -18,7 +18,7 @@ const KINDS: { value: string; label: string; base?: string; key: boolean }[] = [
 export function ProvidersPage() {
   const { data, error, reload } = useAsync(() => api.providers(), []);
   const [name, setName] = useState('');
-  const [kind, setKind] = useState('openai');
+  const [kind, setKind] = useState<ProviderInput['kind']>('openai');
   const [apiBase, setApiBase] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -95,7 +95,7 @@ export function ProvidersPage() {
             </table>
           )}
         </section>
-        <form className="card form-card" onSubmit={submit} aria-label="Add a provider">
+        <form className="card form-card" onSubmit={(e) => void submit(e)} aria-label="Add a provider">
           <h2>Add a provider</h2>
           <label className="field">
             <span className="field-label">Name</span>
@@ -103,7 +103,7 @@ export function ProvidersPage() {
           </label>
           <label className="field">
             <span className="field-label">Kind</span>
-            <select value={kind} onChange={(e) => setKind(e.target.value)}>
+            <select value={kind} onChange={(e) => setKind(KINDS.find((k) => k.value === e.target.value)?.value ?? kind)}>
               {KINDS.map((k) => <option key={k.value} value={k.value}>{k.label}</option>)}
             </select>
           </label>
@@ -126,10 +126,13 @@ export function ProvidersPage() {
   );
 }
 
+/** The server's answer, or the request itself failing (reason "request"). */
+type TestOutcome = ProviderTestResult | { ok: false; model: string; reason: 'request'; error: string };
+
 /** One tiny real call through the provider: says whether it works, and if not, what to fix. */
 function ConnectionTest({ provider }: { provider: Provider }) {
   const [model, setModel] = useState('');
-  const [result, setResult] = useState<ProviderTestResult | null>(null);
+  const [result, setResult] = useState<TestOutcome | null>(null);
   const [busy, setBusy] = useState(false);
 
   const run = async (event?: FormEvent) => {
@@ -145,13 +148,12 @@ function ConnectionTest({ provider }: { provider: Provider }) {
     }
   };
 
-  useEffect(() => {
-    void run(); // the button means "test it now"; the model box is for a second try
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
+  // The button that shows this test means "test it now"; the model box is for a second try.
+  const testNow = useEffectEvent(() => void run());
+  useEffect(() => testNow(), []);
 
   return (
-    <form className="connection-test" onSubmit={run} aria-label={`Test ${provider.name}`}>
+    <form className="connection-test" onSubmit={(e) => void run(e)} aria-label={`Test ${provider.name}`}>
       <input value={model} onChange={(e) => setModel(e.target.value)} placeholder="model (optional)" aria-label="Model to test" />
       <button className="btn btn-primary btn-sm" type="submit" disabled={busy}>{busy ? 'Testing…' : 'Test again'}</button>
       {result && (

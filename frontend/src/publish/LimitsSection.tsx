@@ -15,7 +15,7 @@ const SCOPES: { scope: LimitScope; label: string; hint: string }[] = [
 type Form = Record<LimitScope, { tokens: string; cost: string }>;
 
 function toForm(limits: Limits): Form {
-  const field = (value: number | null) => (value === null || value === undefined ? '' : String(value));
+  const field = (value?: number | null) => (value === null || value === undefined ? '' : String(value));
   return Object.fromEntries(SCOPES.map(({ scope }) => [scope, { tokens: field(limits[scope].tokens), cost: field(limits[scope].cost) }])) as Form;
 }
 

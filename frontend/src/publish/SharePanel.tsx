@@ -138,7 +138,7 @@ function WidgetSettingsForm({ workflowId, settings, onChange }: { workflowId: nu
     <section className="share-section" aria-labelledby="share-look">
       <h3 id="share-look">Widget settings</h3>
       <p className="muted small">Where the widget may run and how it looks. The editor's test chat previews it.</p>
-      <form className="share-form" onSubmit={save}>
+      <form className="share-form" onSubmit={(e) => void save(e)}>
         <label className="field">
           <span className="field-label">Allowed sites</span>
           <textarea rows={2} value={origins} onChange={(e) => setOrigins(e.target.value)} placeholder="https://example.com (one per line)" aria-describedby="origins-help" />

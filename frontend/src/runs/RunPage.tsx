@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../api/client';
 import type { FactExtraction, RunStep, SentMessage, Summarization } from '../api/types';
 import { Link } from '../router';
-import { formatCost, formatDateTime, formatDuration } from '../ui/format';
+import { formatCost, formatDateTime, formatDuration, textOf } from '../ui/format';
 import { ErrorState, StatusBadge } from '../ui/States';
 import { useAsync } from '../ui/useAsync';
 
@@ -56,26 +56,26 @@ export function RunPage({ runId }: { runId: number }) {
         <TextBlock title="Output" text={run.output} />
       </div>
 
-      {(run.summarizations?.length ?? 0) > 0 && (
+      {run.summarizations.length > 0 && (
         <>
           <h2 className="section-title">Summarizations</h2>
           <p className="muted small">
             Earlier messages folded into a memory's running summary before its model answered. Their tokens are in the run's totals.
           </p>
           <ol className="steps">
-            {run.summarizations!.map((s, i) => (
+            {run.summarizations.map((s, i) => (
               <SummarizationRow key={i} summarization={s} />
             ))}
           </ol>
         </>
       )}
 
-      {(run.extractions?.length ?? 0) > 0 && (
+      {run.extractions.length > 0 && (
         <>
           <h2 className="section-title">Fact extractions</h2>
           <p className="muted small">After the turn, memory.facts asked a model for new and changed facts. Their tokens are in the run's totals.</p>
           <ol className="steps">
-            {run.extractions!.map((e, i) => (
+            {run.extractions.map((e, i) => (
               <ExtractionRow key={i} extraction={e} />
             ))}
           </ol>
@@ -118,7 +118,7 @@ function TextBlock({ title, text }: { title: string; text: string }) {
 function detailChips(details: Record<string, unknown>): [string, string][] {
   const chips: [string, string][] = [];
   const add = (label: string, value: unknown) => {
-    if (value !== undefined && value !== null && value !== '') chips.push([label, String(value)]);
+    if (value !== undefined && value !== null && value !== '') chips.push([label, textOf(value)]);
   };
   add('model', details.model);
   add('route', details.route);

@@ -2,13 +2,13 @@ import { fireEvent, render, screen, within } from '@testing-library/react';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import type { NodeParams, ValidationIssue } from '../api/types';
-import { spec } from '../test/fixtures';
+import { provider, spec } from '../test/fixtures';
 import { defaultsFor } from './schema';
 import { SchemaForm, unplacedIssues } from './SchemaForm';
 
 const providers = [
-  { id: 4, name: 'Fake', kind: 'openai_compatible', api_base: 'http://127.0.0.1:9/v1', has_api_key: true },
-  { id: 9, name: 'Team OpenAI', kind: 'openai', api_base: '', has_api_key: true },
+  provider({ id: 4, name: 'Fake', kind: 'openai_compatible', api_base: 'http://127.0.0.1:9/v1' }),
+  provider({ id: 9, name: 'Team OpenAI', kind: 'openai' }),
 ];
 
 /** The form wired like the inspector: patches are merged into the params it shows. */
@@ -45,7 +45,7 @@ describe('SchemaForm', () => {
   });
 
   it('sends typed values: provider ids as numbers, cleared optional numbers as null', () => {
-    const onPatch = vi.fn();
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
     render(<Harness type="llm" initial={{ model: 'gpt-4o-mini', max_tokens: 100 }} onPatch={onPatch} />);
     fireEvent.change(byName('provider'), { target: { value: '9' } });
     expect(onPatch).toHaveBeenLastCalledWith({ provider: 9 });
@@ -91,7 +91,7 @@ describe('SchemaForm', () => {
   });
 
   it('edits a router\'s routes as a list, with errors on the item field', () => {
-    const onPatch = vi.fn();
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
     const issues = [{ node: 'r', field: 'routes.1.name', message: 'route names must be unique' }];
     render(
       <Harness
@@ -110,15 +110,16 @@ describe('SchemaForm', () => {
       routes: [{ name: 'general', description: '' }, { name: 'general', description: '' }, { name: 'route_3', description: '' }],
     });
     fireEvent.change(byName('routes.1.name'), { target: { value: 'billing' } });
-    expect(onPatch.mock.lastCall![0].routes[1]).toEqual({ name: 'billing', description: '' });
+    const lastRoutes = () => onPatch.mock.lastCall![0].routes as { name: string; description: string }[];
+    expect(lastRoutes()[1]).toEqual({ name: 'billing', description: '' });
     const defaultRoute = byName('default_route') as unknown as HTMLSelectElement;
     expect([...defaultRoute.options].map((o) => o.value)).toEqual(['general', 'billing', 'route_3']);
     fireEvent.click(screen.getByRole('button', { name: 'Remove route 1' }));
-    expect(onPatch.mock.lastCall![0].routes.map((r: { name: string }) => r.name)).toEqual(['billing', 'route_3']);
+    expect(lastRoutes().map((r) => r.name)).toEqual(['billing', 'route_3']);
   });
 
   it('keeps the last route of a router (minItems) and edits seed messages', () => {
-    const onPatch = vi.fn();
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
     render(<Harness type="router.static" onPatch={onPatch} />);
     expect(screen.getByRole('button', { name: 'Remove route 1' })).toBeDisabled();
 
@@ -144,7 +145,7 @@ describe('SchemaForm', () => {
   it('shows the summary prompt\'s default, and goes back to it from an edited or empty prompt', () => {
     const defaultPrompt = spec('memory.summary').params_schema.properties!.summary_prompt.default as string;
     expect(defaultPrompt).toMatch(/what the user talked about/);
-    const onPatch = vi.fn();
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
     render(<Harness type="memory.summary" onPatch={onPatch} />);
     const prompt = byName('summary_prompt') as unknown as HTMLTextAreaElement;
     expect(prompt.value).toBe(defaultPrompt);

@@ -2,7 +2,7 @@
 // (`{field: "routes.0.name", message}`) and from local checks of the schema's bounds.
 import { useEffect, useId, useState, type ReactNode } from 'react';
 import type { JSONSchema, NodeParams, Provider, ValidationIssue } from '../api/types';
-import { formatCount } from '../ui/format';
+import { formatCount, textOf } from '../ui/format';
 import { fieldsOf, localProblem, newItem, parseInput, type FieldSpec } from './schema';
 
 export interface FormContext {
@@ -119,7 +119,7 @@ function FieldMessages({ messages }: { messages: string[] }) {
 
 function humanOption(value: unknown): string {
   if (value === null) return '—';
-  return String(value).replace(/_/g, ' ');
+  return textOf(value).replace(/_/g, ' ');
 }
 
 interface ControlProps extends Omit<FieldProps, 'compact'> {
@@ -139,9 +139,9 @@ function Control({ field, id, path, value, siblings, onChange, issues, context, 
         : (field.options ?? []);
       const known = options.some((o) => o === value);
       return (
-        <select {...common} value={value === null || value === undefined ? '' : String(value)} onChange={(e) => onChange(parseInput(field, e.target.value))}>
+        <select {...common} value={textOf(value)} onChange={(e) => onChange(parseInput(field, e.target.value))}>
           {(field.nullable || value === undefined || value === null) && <option value="">{field.nullable ? '— none —' : 'Choose…'}</option>}
-          {!known && value !== null && value !== undefined && <option value={String(value)}>{String(value)} (not available)</option>}
+          {!known && value !== null && value !== undefined && <option value={textOf(value)}>{textOf(value)} (not available)</option>}
           {options.map((o) => (
             <option key={String(o)} value={String(o)}>
               {humanOption(o)}
@@ -152,7 +152,7 @@ function Control({ field, id, path, value, siblings, onChange, issues, context, 
     }
 
     case 'provider': {
-      const current = value === null || value === undefined ? '' : String(value);
+      const current = textOf(value);
       const known = context.providers.some((p) => String(p.id) === current);
       return (
         <select {...common} value={current} onChange={(e) => onChange(parseInput(field, e.target.value))}>
@@ -256,7 +256,7 @@ function ModelPicker({ common, value, models, onChange }: { common: Common; valu
 
 /** Keeps the typed text (so "0." or "-" survive) while the params get the parsed number. */
 function NumberInput({ common, field, value, onChange }: { common: Common; field: FieldSpec; value: unknown; onChange: (v: unknown) => void }) {
-  const shown = value === null || value === undefined ? '' : String(value);
+  const shown = textOf(value);
   const [text, setText] = useState(shown);
   useEffect(() => {
     setText((current) => (Number(current) === value || (current === '' && (value === null || value === undefined)) ? current : shown));

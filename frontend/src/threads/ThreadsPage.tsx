@@ -11,7 +11,8 @@ import { useAsync } from '../ui/useAsync';
 import { Pager } from '../ui/Pager';
 
 const PAGE_SIZE = 25;
-const SOURCES = { widget: 'widget visitor', api: 'API caller', chat: 'chat' };
+// A thread's `source` (the schema says a string), as the list names it.
+const SOURCES: Partial<Record<string, string>> = { widget: 'widget visitor', api: 'API caller', chat: 'chat' };
 
 export function confirmDelete(thread: Pick<Thread, 'title' | 'id' | 'message_count'>): boolean {
   return window.confirm(
@@ -83,7 +84,7 @@ export function ThreadsPage() {
                   <td><Link to={`/threads/${t.id}`}>{t.title || `#${t.id}`}</Link></td>
                   <td><Link to={`/workflows/${t.workflow}`} onClick={(e) => e.stopPropagation()}>{t.workflow_name}</Link></td>
                   <td className="muted">
-                    {SOURCES[t.source]}
+                    {SOURCES[t.source] ?? t.source}
                     {t.participant ? <> · <Link to={`/participants/${t.participant}`} onClick={(e) => e.stopPropagation()}>participant</Link></> : null}
                   </td>
                   <td className="muted">{t.message_count}</td>
@@ -154,7 +155,7 @@ export function ThreadPage({ threadId }: { threadId: number }) {
           )}
           {t && (
             <p className="muted small">
-              {SOURCES[t.source]}{t.key ? <> · key <code>{t.key}</code></> : null}
+              {SOURCES[t.source] ?? t.source}{t.key ? <> · key <code>{t.key}</code></> : null}
               {t.participant ? <> · <Link to={`/participants/${t.participant}`}>participant</Link></> : null} · started {formatDateTime(t.created)} · {t.message_count} messages
             </p>
           )}

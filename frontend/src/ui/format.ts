@@ -38,3 +38,20 @@ export function formatDateTime(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? '—' : d.toLocaleString();
 }
+
+/** A value of a node's params or a run's details as text: '' for none, JSON for an object or a
+ * list (never "[object Object]"). */
+export function textOf(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'object':
+      return value === null ? '' : JSON.stringify(value);
+    default:
+      return '';
+  }
+}

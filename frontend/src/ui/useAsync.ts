@@ -14,7 +14,7 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): AsyncState
   const [error, setError] = useState<Error | null>(null);
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller's deps: checked where useAsync is called (eslint.config.js)
   const run = useCallback(load, deps);
 
   const reload = useCallback(async () => {

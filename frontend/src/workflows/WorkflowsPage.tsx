@@ -56,7 +56,7 @@ export function WorkflowsPage() {
           <p className="muted">Chatbots and automations you build by connecting nodes.</p>
         </div>
         <div className="page-actions">
-          <input ref={fileInput} type="file" accept=".json,application/json" hidden onChange={importFile} data-testid="import-input" />
+          <input ref={fileInput} type="file" accept=".json,application/json" hidden onChange={(e) => void importFile(e)} data-testid="import-input" />
           <button className="btn" onClick={() => fileInput.current?.click()} disabled={busy}>
             Import JSON
           </button>
@@ -104,7 +104,7 @@ export function WorkflowsPage() {
             </thead>
             <tbody>
               {workflows.map((wf) => (
-                <WorkflowRow key={wf.id} workflow={wf} onChanged={reload} onDuplicate={() => create(`${wf.name} (copy)`, wf.graph)} />
+                <WorkflowRow key={wf.id} workflow={wf} onChanged={reload} onDuplicate={() => void create(`${wf.name} (copy)`, wf.graph)} />
               ))}
             </tbody>
           </table>

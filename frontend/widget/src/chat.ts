@@ -1,7 +1,7 @@
 // The chat view: a log of messages, suggested questions, a composer and a "new conversation"
 // button, driven by a Transport. Vanilla DOM; text is only ever set as text, never as HTML.
 
-import type { ServerEvent, Status, Theme, Transport } from './protocol';
+import type { KnownServerEvent, ServerEvent, Status, Theme, Transport } from './protocol';
 import { Conversation, lengthProblem, type Message } from './state';
 import { adoptStyles } from './styles';
 
@@ -40,7 +40,7 @@ export interface ChatHandle {
 }
 
 let instances = 0;
-export const WIDGET_MAX_MESSAGE = 4000; // workflows/widget.py MAX_MESSAGE_CHARS
+export const WIDGET_MAX_MESSAGE = 4000; // widget/services.py MAX_MESSAGE_CHARS
 
 const storage = {
   get(key: string | null | undefined): string | null {
@@ -52,7 +52,8 @@ const storage = {
   },
   set(key: string | null | undefined, value: string | null) {
     try {
-      if (key) value ? localStorage.setItem(key, value) : localStorage.removeItem(key);
+      if (key && value) localStorage.setItem(key, value);
+      else if (key) localStorage.removeItem(key);
     } catch {
       /* storage blocked: the conversation lasts as long as the page */
     }
@@ -242,48 +243,50 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
     renderAll();
   }
 
-  function onEvent(event: ServerEvent) {
-    options.onEvent?.(event);
-    const data = event.data as Record<string, any>;
+  function onEvent(received: ServerEvent) {
+    options.onEvent?.(received);
+    // An event of a type not listed in KnownServerEvent goes to `default`.
+    const event = received as KnownServerEvent;
     switch (event.type) {
       case 'ready':
-        options.onReady?.(data.theme ?? {});
+        options.onReady?.(event.data.theme ?? {});
         return;
       case 'thread.created':
-        setThread(data.thread);
+        setThread(event.data.thread);
         return;
       case 'accepted':
-        if (!state.thread && data.thread) setThread(String(data.thread));
-        state.accepted(data.run, data.client_id);
+        if (!state.thread && event.data.thread) setThread(String(event.data.thread));
+        state.accepted(event.data.run, event.data.client_id);
         break;
       case 'history':
-        if ((data.thread ?? null) !== state.thread) return; // an answer about a conversation left since
-        state.merge(data.messages, data.pending);
+        if ((event.data.thread ?? null) !== state.thread) return; // an answer about a conversation left since
+        state.merge(event.data.messages, event.data.pending);
         // A long conversation comes in pages (each fits one WebSocket frame): ask for the next.
-        if (data.more) options.transport.sync(state.thread, state.lastSeq());
+        if (event.data.more) options.transport.sync(state.thread, state.lastSeq());
         else resendUnsent();
         break;
       case 'memory.summarizing':
       case 'memory.summarized':
       case 'memory.warning': {
-        const message = state.summarizing(data.run, event.type === 'memory.summarizing');
+        const message = state.summarizing(event.data.run, event.type === 'memory.summarizing');
         if (message) keepScrolled(() => bubble(message));
         return;
       }
       case 'llm.token': {
-        const message = state.token(data.run, data.node, data.text);
+        const message = state.token(event.data.run, event.data.node, event.data.text);
         if (message) keepScrolled(() => bubble(message));
         return;
       }
       case 'run.finished':
       case 'run.failed':
-        if (state.isMine(data.run)) {
-          if (event.type === 'run.finished') state.finished(data.run, data.reply, data.cut === true);
-          else state.failed(data.run, data.error);
+        if (state.isMine(event.data.run)) {
+          if (event.type === 'run.finished') state.finished(event.data.run, event.data.reply, event.data.cut === true);
+          else state.failed(event.data.run, event.data.error);
         }
         options.transport.sync(state.thread, state.lastSeq()); // learn the stored seqs (and other tabs' turns)
         break;
-      case 'error':
+      case 'error': {
+        const data = event.data;
         if (data.code === 'unknown_thread') {
           const unsent = state.unsent();
           state.reset();
@@ -298,6 +301,7 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
         } else if (data.client_id) state.refused(data.client_id, data.message);
         else setStatus(data.message);
         break;
+      }
       default:
         return;
     }

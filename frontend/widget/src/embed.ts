@@ -30,12 +30,14 @@ function themeFromAttributes(script: HTMLElement): Theme {
   if (d.background) theme.background = d.background;
   if (d.position === 'left' || d.position === 'right') theme.position = d.position;
   if (d.starters) {
+    let starters: unknown[];
     try {
-      theme.starters = d.starters.trim().startsWith('[') ? JSON.parse(d.starters) : d.starters.split('|');
+      const parsed: unknown = d.starters.trim().startsWith('[') ? JSON.parse(d.starters) : d.starters.split('|');
+      starters = Array.isArray(parsed) ? parsed : [d.starters];
     } catch {
-      theme.starters = [d.starters];
+      starters = [d.starters];
     }
-    theme.starters = (theme.starters ?? []).map((s) => String(s).trim()).filter(Boolean);
+    theme.starters = starters.map((s) => (typeof s === 'string' ? s : JSON.stringify(s)).trim()).filter(Boolean);
   }
   return theme;
 }

@@ -19,17 +19,21 @@ export interface HistoryMessage {
   client_id?: string | null;
 }
 
-export type ServerEvent =
+/** The events the chat view reads (docs/streaming.md). */
+export type KnownServerEvent =
   | { type: 'ready'; data: { key: string; name: string; theme: Theme } }
   | { type: 'thread.created'; data: { thread: string } }
   | { type: 'accepted'; data: { run: number; client_id?: string | null; thread?: string | number | null } }
   | { type: 'history'; data: { thread: string | null; messages: HistoryMessage[]; pending: number | null; more?: boolean } }
   | { type: 'run.started'; data: { run: number } }
   | { type: 'llm.token'; data: { run: number; node: string; text: string } }
-  | { type: 'run.finished'; data: { run: number; reply: string } }
+  | { type: 'memory.summarizing' | 'memory.summarized' | 'memory.warning'; data: { run: number } }
+  | { type: 'run.finished'; data: { run: number; reply: string; cut?: boolean } }
   | { type: 'run.failed'; data: { run: number; error: string } }
-  | { type: 'error'; data: { code: string; message: string; retry_after?: number; client_id?: string; errors?: { node: string | null; field: string | null; message: string }[] } }
-  | { type: string; data: Record<string, unknown> };
+  | { type: 'error'; data: { code: string; message: string; retry_after?: number; client_id?: string; errors?: { node: string | null; field: string | null; message: string }[] } };
+
+/** Any event a server sends: the known ones, and others (the owner's stream tells more). */
+export type ServerEvent = KnownServerEvent | { type: string; data: Record<string, unknown> };
 
 export type Status = 'connecting' | 'online' | 'offline' | 'closed';
 

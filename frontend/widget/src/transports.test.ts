@@ -10,9 +10,9 @@ const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.string
 /** A fetch answering once with ``response``; records the calls. */
 function stubFetch(response: () => Response) {
   const calls: { url: string; init: RequestInit }[] = [];
-  vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+  vi.stubGlobal('fetch', (url: string, init: RequestInit) => {
     calls.push({ url, init });
-    return response();
+    return Promise.resolve(response());
   });
   return calls;
 }
@@ -85,12 +85,13 @@ describe('streamTransport resuming a conversation', () => {
     vi.useFakeTimers();
     let runStatus = 'running';
     const calls: string[] = [];
-    vi.stubGlobal('fetch', async (url: string) => {
+    const answer = (url: string) => {
       calls.push(url);
       if (url === '/api/threads/3/messages/') return new Response(JSON.stringify([{ seq: 1, role: 'user', content: 'hi', run: 7 }]));
       const body = { id: 7, status: runStatus, output: 'Hello', warnings: [], steps: [{ type: 'output', details: { cut: true } }] };
       return new Response(JSON.stringify(body));
-    });
+    };
+    vi.stubGlobal('fetch', (url: string) => Promise.resolve(answer(url)));
     const events: ServerEvent[] = [];
     const transport = streamTransport({ ...options, runUrl: (run) => `/api/runs/${run}/` });
     transport.start({ status: () => {}, event: (event) => void events.push(event) });
@@ -110,7 +111,7 @@ describe('streamTransport resuming a conversation', () => {
   });
 
   it('asks about nothing pending when the last message was answered, or without a run URL', async () => {
-    vi.stubGlobal('fetch', async () => new Response(JSON.stringify([{ seq: 1, role: 'user', content: 'hi', run: 7 }, { seq: 2, role: 'assistant', content: 'yo', run: 7 }])));
+    vi.stubGlobal('fetch', () => Promise.resolve(new Response(JSON.stringify([{ seq: 1, role: 'user', content: 'hi', run: 7 }, { seq: 2, role: 'assistant', content: 'yo', run: 7 }]))));
     const events: ServerEvent[] = [];
     const transport = streamTransport({ ...options, runUrl: (run) => `/api/runs/${run}/` });
     transport.start({ status: () => {}, event: (event) => void events.push(event) });

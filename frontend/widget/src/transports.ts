@@ -12,13 +12,19 @@ const PING_MS = 20_000;
 const PONG_TIMEOUT_MS = 10_000;
 
 export type WidgetConfig = { key: string; name: string; theme: Theme };
+
+/** What a refused request answers (DRF: `detail`; a workflow's problems: `errors`). */
+type ErrorBody = { detail?: string; errors?: { node: string | null; field: string | null; message: string }[] };
+
+/** A run as `GET /api/runs/{id}/` answers, as far as a pending turn's ending needs it. */
+type RunBody = { status?: string; output?: string; error?: string; warnings?: unknown[]; steps?: { type?: string; details?: { cut?: boolean } }[] };
 export type ConfigResult = { ok: true; config: WidgetConfig } | { ok: false; fatal: boolean; message: string };
 
 /** The widget's public config; ``fatal`` when the server refuses this page (origin, key, not published). */
 export async function fetchConfig(base: string, key: string): Promise<ConfigResult> {
   try {
     const response = await fetch(`${base}/api/widget/${encodeURIComponent(key)}/`, { credentials: 'omit' });
-    const body = await response.json().catch(() => ({}));
+    const body = (await response.json().catch(() => ({}))) as Partial<WidgetConfig> & ErrorBody;
     if (response.ok) return { ok: true, config: body as WidgetConfig };
     return { ok: false, fatal: response.status < 500, message: body.detail || `The chat service answered ${response.status}.` };
   } catch {
@@ -95,7 +101,7 @@ export function widgetTransport(options: { base: string; key: string; identity?:
     ws.onmessage = (message) => {
       let event: ServerEvent;
       try {
-        event = JSON.parse(message.data);
+        event = JSON.parse(message.data as string) as ServerEvent;
       } catch {
         return;
       }
@@ -200,8 +206,8 @@ export function streamTransport(options: StreamOptions): Transport {
     });
     if (!response) return fail('The server cannot be reached.', clientId);
     if (!response.ok || !response.body) {
-      const body = await response.json().catch(() => ({}));
-      const detail = body.errors?.map((e: { message: string }) => e.message).join('; ') || body.detail || `HTTP ${response.status}`;
+      const body = (await response.json().catch(() => ({}))) as ErrorBody;
+      const detail = body.errors?.map((e) => e.message).join('; ') || body.detail || `HTTP ${response.status}`;
       return fail(detail, clientId, `http_${response.status}`, Array.isArray(body.errors) ? body.errors : undefined);
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -217,12 +223,15 @@ export function streamTransport(options: StreamOptions): Transport {
         const type = /^event: (.*)$/m.exec(block)?.[1];
         const data = /^data: (.*)$/m.exec(block)?.[1];
         if (!type || !data) continue;
-        const payload = JSON.parse(data);
+        const payload = JSON.parse(data) as Record<string, unknown>;
         if (type === 'accepted') {
-          if (!thread) emit({ type: 'thread.created', data: { thread: String(payload.thread) } });
-          emit({ type: 'accepted', data: { run: payload.run, client_id: clientId, thread: String(payload.thread) } });
-        } else if (type === 'error') fail(payload.message, clientId, payload.code);
-        else emit({ type, data: payload });
+          const { run, thread: id } = payload as { run: number; thread: number };
+          if (!thread) emit({ type: 'thread.created', data: { thread: String(id) } });
+          emit({ type: 'accepted', data: { run, client_id: clientId, thread: String(id) } });
+        } else if (type === 'error') {
+          const { message, code } = payload as { message: string; code: string };
+          fail(message, clientId, code);
+        } else emit({ type, data: payload });
       }
     }
   }
@@ -231,7 +240,7 @@ export function streamTransport(options: StreamOptions): Transport {
     if (!thread) return emit({ type: 'history', data: { thread: null, messages: [], pending: null } });
     const response = await request(options.messagesUrl(thread), { headers: headers() });
     if (!response?.ok) return fail('This conversation cannot be loaded.', undefined, response?.status === 404 ? 'unknown_thread' : 'failed');
-    const all: HistoryMessage[] = await response.json();
+    const all = (await response.json()) as HistoryMessage[];
     const last = all[all.length - 1];
     // A user message with no reply yet: its turn is still running (the page was reloaded mid-turn).
     const pending = options.runUrl && last?.role === 'user' && last.run ? last.run : null;
@@ -242,9 +251,9 @@ export function streamTransport(options: StreamOptions): Transport {
   /** Reads the pending run until it ends, then tells its ending like the stream would have. */
   async function awaitRun(thread: string, run: number, attempt: number) {
     const response = await request(options.runUrl!(run), { headers: headers() });
-    const body = response?.ok ? await response.json().catch(() => null) : null;
+    const body = response?.ok ? ((await response.json().catch(() => null)) as RunBody | null) : null;
     if (body?.status === 'succeeded') {
-      const cut = Array.isArray(body.steps) && body.steps.some((s: { type?: string; details?: { cut?: boolean } }) => s.type === 'output' && s.details?.cut);
+      const cut = Array.isArray(body.steps) && body.steps.some((s) => s.type === 'output' && s.details?.cut);
       emit({ type: 'run.finished', data: { run, reply: body.output ?? '', warnings: body.warnings ?? [], cut } });
     }
     else if (body?.status === 'failed') emit({ type: 'run.failed', data: { run, error: body.error || 'The turn failed.' } });

@@ -67,7 +67,7 @@ export function TestsTab({ workflowId, openTest }: { workflowId: number; openTes
       const { test_run } = await testsApi.run(workflowId, { version, ...(ids ? { tests: ids } : {}) });
       setCurrent(test_run);
     } catch (error) {
-      if (error instanceof ApiError && error.issues.length && version === 'draft') editor.setIssues(error.issues as never);
+      if (error instanceof ApiError && error.issues.length && version === 'draft') editor.setIssues(error.issues);
       toast(`Could not run the tests: ${(error as Error).message}`, 'error', 6000);
     }
   };

@@ -1,5 +1,6 @@
-// Check kinds as the test editor offers them (DESIGN.md §9): their fields, a default for each,
+// Check kinds as the test editor offers them (docs/conversation-tests.md#checks): their fields, a default for each,
 // and one line that says what a check expects. Pure: tested without a DOM.
+import { textOf } from '../ui/format';
 import type { Check } from './api';
 
 export type Field = 'text' | 'pattern' | 'node' | 'memory' | 'tokens' | 'rubric' | 'model' | 'provider';
@@ -80,7 +81,7 @@ export function defaultCheck(kind: string, targets: Targets, reference = ''): Ch
   return makeCheck(kind, { text, pattern: '', node, memory, tokens: 1000, rubric: '', model: 'gpt-4o-mini', provider: null });
 }
 
-const quoted = (text: unknown) => `“${String(text ?? '')}”`;
+const quoted = (text: unknown) => `“${textOf(text)}”`;
 
 /** One line saying what a check expects. */
 export function describeCheck(check: Check): string {

@@ -1,6 +1,6 @@
 // Two test runs side by side (the draft against the published version, v3 against v4): which tests
 // changed verdict, and turn by turn the replies of both, with the changed ones marked.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link } from '../router';
 import { ErrorState } from '../ui/States';
 import { useAsync } from '../ui/useAsync';
@@ -13,7 +13,12 @@ export function ComparePage({ a, b }: { a: number; b: number }) {
   const left = useTestRun(a);
   const right = useTestRun(b);
   const done = !!left.run && !!right.run && isFinished(left.run.status) && isFinished(right.run.status);
-  const compared = useAsync(() => testsApi.compare(a, b), [a, b, done]);
+  const compared = useAsync(() => testsApi.compare(a, b), [a, b]);
+  const { reload } = compared;
+  // Compared again once both runs are over: the final verdicts and replies.
+  useEffect(() => {
+    if (done) void reload();
+  }, [done, reload]);
   const [onlyChanged, setOnlyChanged] = useState(false);
 
   if (compared.error) return <ErrorState error={compared.error} onRetry={() => void compared.reload()} />;
