@@ -52,10 +52,18 @@ test: setup frontend browser-deps lint
 
 # The Python code's lint and the layers (pyproject.toml: [tool.ruff], [tool.importlinter]);
 # tests/test_architecture.py lists import cycles (none allowed in workflows/ and memory/).
-lint: setup
+# Then the front end's: ESLint over the editor and the widget (frontend/eslint.config.js), and
+# frontend/src/api/openapi.d.ts checked against the API's schema (`make api-types` rewrites it).
+lint: setup frontend/node_modules/.package-lock.json frontend/widget/node_modules/.package-lock.json
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	cd frontend && npm run --silent lint
+	SKEIN_PYTHON=$(abspath $(BIN))/python frontend/scripts/api-types.sh --check
+
+.PHONY: api-types
+api-types: setup frontend/node_modules/.package-lock.json
+	SKEIN_PYTHON=$(abspath $(BIN))/python frontend/scripts/api-types.sh
 
 # Side-by-side benchmarks (bench/README.md): `bench` measures and writes bench/RESULTS.md;
 # `bench-quick` is CI's smoke run (tiny sizes, every code path, asserts no speed).
@@ -103,13 +111,21 @@ frontend/dist/.built: $(FRONTEND_SOURCES) $(WIDGET_SOURCES) | $(VENV)/.node
 frontend/widget/dist/.built: $(WIDGET_SOURCES) | $(VENV)/.node
 	cd frontend/widget && npm ci --no-audit --no-fund && npm run build && touch dist/.built
 
+# The front end's packages as package-lock.json says, for what needs them but no build (lint):
+# npm writes node_modules/.package-lock.json on every install, so it is the stamp.
+frontend/node_modules/.package-lock.json: frontend/package-lock.json | $(VENV)/.node
+	cd frontend && npm ci --no-audit --no-fund && touch node_modules/.package-lock.json
+
+frontend/widget/node_modules/.package-lock.json: frontend/widget/package-lock.json | $(VENV)/.node
+	cd frontend/widget && npm ci --no-audit --no-fund && touch node_modules/.package-lock.json
+
 migrate: setup-app
 	$(BIN)/python manage.py migrate --noinput
 
 bootstrap: setup-app
 	$(BIN)/python manage.py skein_bootstrap
 
-# Full mode (DESIGN.md §2): set REDIS_URL and DATABASE_URL, then run these beside `make web`.
+# Full mode (docs/modes.md#full-by-hand): set REDIS_URL and DATABASE_URL, then run these beside `make web`.
 web: setup-app frontend migrate
 	$(BIN)/daphne $(LISTEN) config.asgi:application
 
@@ -117,7 +133,7 @@ worker: setup-app
 	$(BIN)/celery -A config worker --pool threads --concurrency $${SKEIN_WORKER_CONCURRENCY:-32} --loglevel INFO
 
 beat: setup-app
-	$(BIN)/celery -A config beat --scheduler workflows.beat:Scheduler --loglevel INFO
+	$(BIN)/celery -A config beat --scheduler triggers.beat:Scheduler --loglevel INFO
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist frontend/widget/node_modules frontend/widget/dist staticfiles db.sqlite3 db.sqlite3-wal db.sqlite3-shm

@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def bare_stream(base_url: str, messages: list[dict]):
-    """What Skein's llm node asks litellm for (workflows/llm.py), without Skein around it: the
+    """What Skein's llm node asks litellm for (providers/llm.py), without Skein around it: the
     baseline of every benchmark that compares with a bare call."""
     import litellm
 

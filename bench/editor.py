@@ -26,8 +26,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workflows.engine.graph import edge_json as _edge
-from workflows.engine.graph import node_json
+from engine.graph import edge_json as _edge
+from engine.graph import node_json
 
 from . import stacks
 from .common import PASSWORD, ROOT, USERNAME, Cleanup, Result, Row, api_client, api_token, check, log, percentile, summarize

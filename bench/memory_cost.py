@@ -93,8 +93,8 @@ def _seed_histories(sizes) -> dict:
 
 def _bindings():
     """The window and summary memories as the executor binds them: each node type's spec."""
-    from workflows.engine.registry import get_node_type
-    from workflows.engine.services import MemoryBinding, ModelRef
+    from engine.interfaces import MemoryBinding, ModelRef
+    from engine.registry import get_node_type
 
     agent = ModelRef(model="agent-model", provider=None)  # an unknown model: cl100k, like the baseline
 

@@ -121,8 +121,8 @@ class _Script:
 def _patch_consumer():
     """``TurnRuntime.call_model`` for the consuming node: record, answer from the script. The
     summarizer does not go through ``call_model`` (``bind_model``): it calls the real model."""
-    from workflows.engine.services import LLMResult
-    from workflows.runtime import TurnRuntime
+    from engine.interfaces import LLMResult
+    from runs.runtime import TurnRuntime
 
     original = TurnRuntime.call_model
 
@@ -140,7 +140,7 @@ def _patch_consumer():
 
 
 def _graph(config: Config, provider_id: int) -> dict:
-    from workflows.demo import chatbot_graph
+    from demo.seed import chatbot_graph
 
     ref = {"model": LOCAL, "provider": provider_id}
     summarizer = None
@@ -149,7 +149,7 @@ def _graph(config: Config, provider_id: int) -> dict:
         summarizer["temperature"] = 0.2
     graph = chatbot_graph(ref, SYSTEM_PROMPT, memory=dict(config.memory) if config.memory else None, summarizer=summarizer)
     if config.facts is not None:  # memory.facts beside the history memory, extracting with the consuming node's model
-        from workflows.engine.graph import edge_json, node_json
+        from engine.graph import edge_json, node_json
 
         graph["nodes"].append(node_json("facts", "memory.facts", 300, 400, **config.facts))
         graph["edges"].append(edge_json("facts", "assistant", "memory", "memory"))
@@ -158,8 +158,10 @@ def _graph(config: Config, provider_id: int) -> dict:
 
 def _replay_skein(config: Config, conversation: Conversation, owner, provider) -> dict:
     from memory.models import FactExtraction, History, Summarization
-    from workflows import participants, runs, services
-    from workflows.models import Run
+    from participants import services as participants
+    from runs import services as runs
+    from runs.models import Run
+    from workflows import services
 
     workflow = services.workflow_create(
         owner=owner, name=f"bench {config.name} {len(conversation.messages)}", graph=_graph(config, provider.pk)
@@ -343,7 +345,7 @@ def _plot(figures: list[dict], path) -> None:
 def run(quick: bool) -> Result:
     from django.contrib.auth import get_user_model
 
-    from workflows.demo import local_provider_get_or_create
+    from demo.seed import local_provider_get_or_create
 
     from .common import setup_django
 

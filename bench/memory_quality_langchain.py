@@ -29,7 +29,7 @@ def _chat_model(stats: dict):
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
 
-    import workflows.llm  # noqa: F401  (registers the bundled model with litellm)
+    import providers.llm  # noqa: F401  (registers the bundled model with litellm)
 
     role = {"human": "user", "ai": "assistant", "system": "system"}
 

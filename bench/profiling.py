@@ -19,7 +19,28 @@ from pathlib import Path
 from .common import BENCH_DIR, ROOT, log
 
 PROFILE_DIR = BENCH_DIR / "profiles"
-OWN = ("workflows/", "memory/", "config/")
+# Skein's own packages (pyproject.toml's [tool.setuptools.packages.find]).
+OWN = tuple(
+    f"{package}/"
+    for package in (
+        "config",
+        "engine",
+        "core",
+        "observability",
+        "providers",
+        "accounts",
+        "memory",
+        "workflows",
+        "runs",
+        "participants",
+        "chat",
+        "triggers",
+        "widget",
+        "openai_api",
+        "conversation_tests",
+        "demo",
+    )
+)
 
 
 def py_spy() -> str | None:

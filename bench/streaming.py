@@ -27,7 +27,8 @@ TOKEN_DELAY = 0.01
 
 def consumers_exist() -> bool:
     try:
-        from workflows import consumers, routing  # noqa: F401
+        from config import routing  # noqa: F401
+        from widget import consumers  # noqa: F401
     except ImportError:
         return False
     return hasattr(consumers, "ThreadConsumer")
@@ -64,7 +65,7 @@ def run(quick: bool) -> Result:
     result = Result(NAME, TITLE)
     if not consumers_exist():
         result.status = "pending"
-        result.message = "workflows.consumers.ThreadConsumer does not exist yet: the benchmark is written against the contract"
+        result.message = "runs.consumers.ThreadConsumer does not exist yet: the benchmark is written against the contract"
         result.rows.append(Row("first token → WebSocket client, p50", "pending", None, "ms", goal=f"p50 ≤ {GOAL_MS:g} ms"))
         return result
     from websockets.sync.client import connect

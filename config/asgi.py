@@ -19,13 +19,13 @@ get_resolver().url_patterns  # noqa: B018 (reading it loads the URLconf)
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from workflows.api.deferred import DeferredWaits  # noqa: E402
-from workflows.consumers import AllowedHostsOnly  # noqa: E402
-from workflows.routing import websocket_urlpatterns  # noqa: E402
+from config.routing import websocket_urlpatterns  # noqa: E402
+from core.websocket import AllowedHostsOnly  # noqa: E402
+from runs.api.deferred import DeferredWaits  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": DeferredWaits(django_asgi_app),  # a waiting chat request holds no thread (workflows/api/deferred.py)
+        "http": DeferredWaits(django_asgi_app),  # a waiting chat request holds no thread (runs/api/deferred.py)
         "websocket": AllowedHostsOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

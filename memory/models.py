@@ -1,4 +1,4 @@
-"""Memory stores (DESIGN.md §4).
+"""Memory stores (docs/memory.md#what-is-stored).
 
 A ``History`` is one list of messages, identified by workflow + kind (global / node / named) +
 name + key (``memory.keys.history_key``). Its messages carry their token counts, one per tokenizer,
@@ -45,7 +45,7 @@ class HistoryMessage(models.Model):
     # Token counts by tokenizer name ({"o200k": 12, "gguf:SmolLM2-...": 14}): each counted once, when
     # the message is written or first read by a model with that tokenizer (memory/tokens.py).
     token_counts = models.JSONField(default=dict)
-    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     node = models.CharField(max_length=100, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
@@ -82,7 +82,7 @@ class Summarization(models.Model):
 
     history = models.ForeignKey(History, on_delete=models.CASCADE, related_name="summarizations")
     memory_node = models.CharField(max_length=100)
-    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="summarizations")
+    run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="summarizations")
     status = models.CharField(max_length=16, choices=Status.choices)
     model = models.CharField(max_length=200)
     from_seq = models.PositiveIntegerField()
@@ -104,7 +104,7 @@ class Summarization(models.Model):
 
 
 class Fact(models.Model):
-    """One fact a ``memory.facts`` node keeps about the participant (DESIGN.md §4): ``name`` is the
+    """One fact a ``memory.facts`` node keeps about the participant (docs/participants.md#memoryfacts): ``name`` is the
     fact's key ("city"), ``value`` what it is ("Porto"), with the message it came from. A changed
     value supersedes the old fact, which stays (``superseded`` set), no longer sent to a model.
 
@@ -117,13 +117,13 @@ class Fact(models.Model):
 
     workflow = models.ForeignKey("workflows.Workflow", on_delete=models.CASCADE, related_name="facts")
     key = models.CharField(max_length=64)
-    participant = models.ForeignKey("workflows.Participant", null=True, blank=True, on_delete=models.CASCADE, related_name="facts")
+    participant = models.ForeignKey("participants.Participant", null=True, blank=True, on_delete=models.CASCADE, related_name="facts")
     name = models.CharField(max_length=100)
     value = models.TextField()
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.EXTRACTED)
     # The participant's message the fact was taken from (empty for an owner's fact), and its run.
     source_message = models.TextField(blank=True)
-    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
     superseded = models.DateTimeField(null=True, blank=True)
@@ -152,9 +152,9 @@ class FactExtraction(models.Model):
 
     workflow = models.ForeignKey("workflows.Workflow", on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=64)
-    participant = models.ForeignKey("workflows.Participant", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    participant = models.ForeignKey("participants.Participant", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     memory_node = models.CharField(max_length=100)
-    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="fact_extractions")
+    run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="fact_extractions")
     status = models.CharField(max_length=16, choices=Status.choices)
     model = models.CharField(max_length=200)
     added = models.PositiveIntegerField(default=0)

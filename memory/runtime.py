@@ -19,15 +19,14 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from workflows.engine.services import MemoryBinding, MemoryContext, ModelRef
-
-from . import facts as fact_rules
-from . import facts_services, selectors, services, strategies
-from .keys import falls_back, history_key, participant_key
-from .spec import GLOBAL, THREAD, Facts, HistoryRef, MemorySpec, Summary
-from .summarizer import SummaryTimeout, summarize
-from .summary_prompt import summary_from_reply, summary_request
-from .tokens import Tokenizer
+from engine.interfaces import MemoryBinding, MemoryContext, ModelRef
+from memory import facts as fact_rules
+from memory import facts_services, selectors, services, strategies
+from memory.keys import falls_back, history_key, participant_key
+from memory.spec import GLOBAL, THREAD, Facts, HistoryRef, MemorySpec, Summary
+from memory.summarizer import SummaryTimeout, summarize
+from memory.summary_prompt import summary_from_reply, summary_request
+from memory.tokens import Tokenizer
 
 logger = logging.getLogger("skein.memory")
 

@@ -6,9 +6,9 @@ Rows are dicts with ``seq``, ``role``, ``content`` and ``token_counts`` (by toke
 
 from __future__ import annotations
 
-from .keys import thread_key
-from .models import Fact, FactExtraction, History, HistoryMessage, Summary
-from .tokens import Tokenizer
+from memory.keys import thread_key
+from memory.models import Fact, FactExtraction, History, HistoryMessage, Summary
+from memory.tokens import Tokenizer
 
 FIELDS = ("id", "seq", "role", "content", "token_counts")
 
@@ -123,7 +123,7 @@ def facts_current(*, workflow_id: int, key: str) -> list[dict]:
 def participant_histories(*, participant_id: int) -> list[History]:
     """The histories kept under a participant, in every workflow (each is the owner's: a
     participant belongs to one owner)."""
-    from .keys import participant_key
+    from memory.keys import participant_key
 
     return list(
         History.objects.filter(key=participant_key(participant_id)).select_related("workflow").order_by("workflow_id", "kind", "name")

@@ -5,19 +5,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from workflows.text import storable
-
-from . import selectors
-from .keys import thread_key
-from .models import (
-    Fact,
-    FactExtraction,
-    History,
-    HistoryMessage,
-    Summarization,
-    Summary,
-)
-from .tokens import Tokenizer, default_tokenizer
+from core.text import storable
+from memory import selectors
+from memory.keys import thread_key
+from memory.models import Fact, FactExtraction, History, HistoryMessage, Summarization, Summary
+from memory.tokens import Tokenizer, default_tokenizer
 
 
 class MemoryInputError(ValueError):
@@ -148,7 +140,7 @@ def history_import(*, history: History, messages: list[dict], summaries: list[di
 
 
 def summarization_record(**fields) -> Summarization:
-    from workflows import metrics
+    from observability import metrics
 
     metrics.summarization_recorded(status=fields["status"])
     return Summarization.objects.create(**fields)
@@ -178,7 +170,7 @@ def keyed_memory_delete(*, keys: list[str], workflow_ids: list[int] | None = Non
 def participant_memory_delete(*, participant_id: int) -> None:
     """Everything memory keeps of a participant: their histories in every workflow, their facts
     (current and superseded) and the extraction requests that held their words."""
-    from .keys import participant_key
+    from memory.keys import participant_key
 
     keyed_memory_delete(keys=[participant_key(participant_id)])
     Fact.objects.filter(participant_id=participant_id).delete()

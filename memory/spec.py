@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from workflows.engine.services import ModelRef
-
-from .summary_prompt import DEFAULT_SUMMARY_MAX_TOKENS, is_default
+from engine.interfaces import ModelRef
+from memory.summary_prompt import DEFAULT_SUMMARY_MAX_TOKENS, is_default
 
 GLOBAL, NODE, NAMED = "global", "node", "named"
 THREAD, RUN, PARTICIPANT = "thread", "run", "participant"

@@ -1,4 +1,4 @@
-"""What each memory strategy sends a model (DESIGN.md §4): seed messages, then the summary (if
+"""What each memory strategy sends a model (docs/memory.md#strategies): seed messages, then the summary (if
 any), then the kept history. Strategies read through selectors and never load more of a history
 than they send (summaries aside, which read what they fold in).
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import selectors
-from .spec import Buffer, MemorySpec, Summary, Window
-from .tokens import Tokenizer
+from memory import selectors
+from memory.spec import Buffer, MemorySpec, Summary, Window
+from memory.tokens import Tokenizer
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
-# A window with no limit set at all keeps this many messages (DESIGN.md §4).
+# A window with no limit set at all keeps this many messages (docs/memory.md#window-memorywindow).
 DEFAULT_WINDOW_MESSAGES = 20
 
 

@@ -1,4 +1,4 @@
-"""The summarizer call, bounded by a real deadline (DESIGN.md §4: ``SKEIN_SUMMARY_TIMEOUT_S``).
+"""The summarizer call, bounded by a real deadline (docs/memory.md#the-bound-and-what-happens-on-failure: ``SKEIN_SUMMARY_TIMEOUT_S``).
 
 The bound covers the whole summarization, retries included: the call gets the deadline, sends no
 request after it and gives up an attempt in flight at it. The call runs in a thread of its own,
@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from workflows.engine.services import LLMResult
+from engine.interfaces import LLMResult
 
 
 class SummaryTimeout(Exception):

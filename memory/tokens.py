@@ -1,4 +1,4 @@
-"""Token counting with the consuming model's own tokenizer, offline (DESIGN.md §4 and §8).
+"""Token counting with the consuming model's own tokenizer, offline (docs/memory.md#token-counting).
 
 - OpenAI models: tiktoken's encoding for the model (o200k for the 4o family, cl100k for gpt-4...);
   tiktoken reads litellm's bundled copies of its encodings, so nothing is downloaded;
@@ -67,7 +67,7 @@ def _gguf() -> Tokenizer:
     """The bundled local model's vocabulary (the GGUF file's), loaded without its weights."""
     from llama_cpp import Llama
 
-    from workflows.local_model import model_path
+    from providers.local_model import model_path
 
     path = model_path()
     vocab = Llama(model_path=str(path), vocab_only=True, n_ctx=64, verbose=False)

@@ -1,17 +1,17 @@
-"""What memory a thread has, as its models would see it next (read side of the memory API)."""
+"""What memory a thread has, as its models would see it next (read side of the thread memory API,
+``runs.api.memory``). A thread here is anything with ``pk``, ``workflow_id`` and ``owner_id``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workflows.engine.graph import Graph
-from workflows.engine.services import MemoryBinding
-from workflows.engine.validation import analyze
-
-from . import selectors, services, strategies
-from .keys import thread_key
-from .spec import NAMED, THREAD, Facts, MemorySpec, Summary
-from .tokens import Tokenizer, tokenizer_for
+from engine.graph import Graph
+from engine.interfaces import MemoryBinding
+from engine.validation import analyze
+from memory import selectors, services, strategies
+from memory.keys import thread_key
+from memory.spec import NAMED, THREAD, Facts, MemorySpec, Summary
+from memory.tokens import Tokenizer, tokenizer_for
 
 
 @dataclass(frozen=True)
@@ -24,11 +24,9 @@ class ThreadMemory:
         return self.binding.spec
 
 
-def thread_memories(thread) -> list[ThreadMemory]:
-    """The thread-keyed memories of the graph this thread last ran (else the draft), each bound to
-    its first consumer."""
-    last_run = thread.runs.select_related("version").order_by("-id").first()
-    graph = last_run.version.graph if last_run else thread.workflow.graph
+def thread_memories(graph: dict) -> list[ThreadMemory]:
+    """The thread-keyed memories of ``graph`` (the one the thread last ran), each bound to its first
+    consumer."""
     analysis = analyze(Graph.parse(graph))
     memories = []
     for node_id, rn in sorted(analysis.nodes.items()):
@@ -43,9 +41,9 @@ def memory_name(spec: MemorySpec) -> str:
     return spec.history.name if spec.history.kind == NAMED else spec.node
 
 
-def find_memory(thread, name: str) -> ThreadMemory | None:
-    """A memory by its node id, or the first one serving the named history ``name``."""
-    memories = thread_memories(thread)
+def find_memory(graph: dict, name: str) -> ThreadMemory | None:
+    """A memory of ``graph`` by its node id, or the first one serving the named history ``name``."""
+    memories = thread_memories(graph)
     for memory in memories:
         if memory.spec.node == name:
             return memory
@@ -61,7 +59,7 @@ def memory_history(thread, spec: MemorySpec, *, create: bool = False):
 
 
 def consumer_tokenizer(thread, binding: MemoryBinding) -> Tokenizer:
-    from workflows.models import Provider
+    from providers.models import Provider
 
     ref = binding.consumer_model
     if ref is None:

@@ -74,7 +74,7 @@ def other_api(other_user):
 
 @pytest.fixture
 def provider(user, fake_llm):
-    from workflows.services import provider_create
+    from providers.services import provider_create
 
     return provider_create(owner=user, name="fake", kind="openai_compatible", api_base=fake_llm.base_url, api_key="test-key")
 

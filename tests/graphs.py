@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from workflows.engine.graph import edge_json as edge
-from workflows.engine.graph import node_json as node
+from engine.graph import edge_json as edge
+from engine.graph import node_json as node
 from workflows.samples import Layout, chatbot
 
 __all__ = ["chat_graph", "edge", "node"]

@@ -68,7 +68,7 @@ def published(api, chatbot):
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    from workflows import ratelimits
+    from widget import ratelimits
 
     ratelimits.rate_limit_reset()
     yield

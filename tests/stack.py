@@ -125,7 +125,7 @@ def start_worker(env: dict, log_dir: Path, *, concurrency: int = 16, name: str =
         "--without-mingle",
     ]
     if beat:
-        args += ["-B", "--scheduler", "workflows.beat:Scheduler"]
+        args += ["-B", "--scheduler", "triggers.beat:Scheduler"]
     worker = Process(name, args, env, log_dir)
     wait_for(lambda: "ready." in worker.output() or not worker.alive(), timeout=90, what=f"{name} to start", diagnostics=worker.output)
     assert worker.alive(), worker.output()

@@ -26,11 +26,12 @@ import pytest
 from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
+from runs.models import Run, Thread
 from tests.conversation_helpers import wait_run
 from tests.graphs import edge, node
 from tests.realtime_fixtures import communicator, is_type, receive_until, session_cookie
-from workflows.models import Run, Thread, Webhook
-from workflows.triggers import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from triggers.models import Webhook
+from triggers.services import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
 pytestmark = pytest.mark.django_db(transaction=True)  # turns run in on_commit; consumers use other threads
 
@@ -111,7 +112,7 @@ def world(api, make_workflow, provider, fake_llm):
 @pytest.fixture(autouse=True)
 def _test_runs_settle():
     """Test runs execute in the background: let the ones a case started end before the next case."""
-    from workflows.conversation_tests.models import TestRun
+    from conversation_tests.models import TestRun
 
     yield
     deadline = time.monotonic() + 60
@@ -126,7 +127,10 @@ def snapshot() -> dict:
 
     state = {}
     for model in apps.get_models():
-        if model._meta.app_label in ("workflows", "conversation_tests", "memory", "django_celery_beat", "authtoken"):
+        if model._meta.app_label in (
+            *("workflows", "providers", "runs", "participants", "triggers", "conversation_tests", "memory"),
+            *("django_celery_beat", "authtoken"),
+        ):
             state[model._meta.label] = list(model.objects.order_by("pk").values())
     return state
 
@@ -225,7 +229,7 @@ CASES = [
     ),
     Case("DELETE", "/api/providers/{id}/", lambda w: f"/api/providers/{w.provider}/", owner=204),
     Case("POST", "/api/providers/{id}/test/", lambda w: f"/api/providers/{w.provider}/test/", lambda w: {"model": "agent-model"}),
-    # conversation tests (DESIGN.md §9)
+    # conversation tests (docs/conversation-tests.md#from-the-api)
     Case("GET", "/api/workflows/{id}/tests/", workflow_url("tests/")),
     Case(
         "POST",
@@ -345,7 +349,7 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     for query in ("", f"?workflow={world.workflow}", "?search=customer"):
         assert other_api.get(f"/api/participants/{query}").json()["count"] == 0, query
     # the control: the owner finds each of their threads that said it (the chat's and the test run's)
-    from workflows.models import Thread
+    from runs.models import Thread
 
     said = set(Thread.objects.filter(owner=user, messages__content__icontains="secret").values_list("pk", flat=True))
     assert said and {t["id"] for t in api.get("/api/threads/?search=secret").json()["results"]} == said
@@ -371,9 +375,9 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     assert len(fake_llm.requests) == calls
     # alice's rows are as they were; mallory's are hers
     after = snapshot()
-    for label in ("workflows.Thread", "workflows.Message", "workflows.Run", "memory.History", "memory.HistoryMessage", "workflows.Webhook"):
+    for label in ("runs.Thread", "runs.Message", "runs.Run", "memory.History", "memory.HistoryMessage", "triggers.Webhook"):
         assert after[label] == before[label], label
-    assert {p["id"]: p["owner_id"] for p in after["workflows.Provider"]} == {world.provider: user.pk, mine["id"]: other_user.pk}
+    assert {p["id"]: p["owner_id"] for p in after["providers.Provider"]} == {world.provider: user.pk, mine["id"]: other_user.pk}
     assert {w["id"]: w["owner_id"] for w in after["workflows.Workflow"]} == {
         world.workflow: user.pk,
         created["id"]: other_user.pk,
@@ -416,7 +420,7 @@ async def widget_say(comm, text, thread=None):
 
 
 def test_a_widget_key_reaches_only_its_own_published_workflow(world, api, make_workflow, provider, fake_llm, client):
-    from workflows import ratelimits
+    from widget import ratelimits
 
     ratelimits.rate_limit_reset()
     other = publish(api, make_workflow, full_graph(provider.pk, model="other-model"), "alice's other bot")
@@ -546,7 +550,7 @@ def _as_schema_path(route: str) -> str:
 def test_every_endpoint_and_socket_has_an_access_check(api):
     from django.urls import get_resolver
 
-    from workflows.routing import websocket_urlpatterns
+    from config.routing import websocket_urlpatterns
 
     schema = api.get("/api/schema/?format=json").json()
     operations = {
@@ -572,7 +576,7 @@ def test_every_endpoint_and_socket_has_an_access_check(api):
 
 def test_the_admin_is_for_staff_only(other_user, client):
     client.force_login(other_user)
-    for path in ("/admin/", "/admin/workflows/workflow/", "/admin/workflows/provider/"):
+    for path in ("/admin/", "/admin/workflows/workflow/", "/admin/providers/provider/"):
         response = client.get(path)
         assert response.status_code == 302 and "/admin/login/" in response["Location"], path
 
@@ -581,8 +585,8 @@ def test_the_admin_is_for_staff_only(other_user, client):
 def test_the_openai_endpoint_reaches_only_the_callers_published_workflows(world, api, make_workflow, provider, other_user, fake_llm):
     from rest_framework.authtoken.models import Token
 
+    from providers.services import provider_create
     from tests.openai_client import http_client
-    from workflows.services import provider_create
 
     alice = {"Authorization": f"Bearer {Token.objects.get_or_create(user=world_user(world))[0].key}"}
     mallory = {"Authorization": f"Bearer {Token.objects.create(user=other_user).key}"}

@@ -1,12 +1,12 @@
-"""The REST API of DESIGN.md §6: workflows, revisions, publishing, providers, auth, errors."""
+"""The REST API of docs/api.md#http-and-websocket-api: workflows, revisions, publishing, providers, auth, errors."""
 
 from __future__ import annotations
 
 import pytest
 from rest_framework.test import APIClient
 
+from providers.models import Provider
 from tests.graphs import chat_graph, edge, node
-from workflows.models import Provider
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

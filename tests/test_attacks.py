@@ -21,10 +21,11 @@ from django.core.cache import cache
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from providers.models import Provider
+from runs.models import Message, Run, RunStep, Thread
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
-from workflows.models import Message, Provider, Run, RunStep, Thread
-from workflows.triggers import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from triggers.services import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +158,7 @@ def test_the_demo_billing_pattern_still_routes(chat, make_workflow, provider, fa
 
 
 def test_a_node_has_a_cpu_budget():
-    from workflows.engine.registry import NodeError
+    from engine.registry import NodeError
     from workflows.nodes.common import CpuBudget
 
     with override_settings(SKEIN_NODE_CPU_BUDGET_S=0):
@@ -168,7 +169,8 @@ def test_a_node_has_a_cpu_budget():
 
 
 def test_turn_tasks_have_celery_time_limits(settings):
-    from workflows.tasks import fire_schedule, recover_turns, run_turn
+    from runs.tasks import recover_turns, run_turn
+    from triggers.tasks import fire_schedule
 
     assert (run_turn.soft_time_limit, run_turn.time_limit) == (settings.SKEIN_TURN_SOFT_TIME_LIMIT_S, settings.SKEIN_TURN_TIME_LIMIT_S)
     assert run_turn.soft_time_limit < run_turn.time_limit
@@ -367,7 +369,7 @@ def test_a_stored_provider_on_a_refused_address_is_checked_again_on_every_reques
 def test_dns_is_checked_after_resolution_on_every_request(api, make_workflow, chat, fake_llm, monkeypatch):
     """A name that resolved to a public address when it was saved, and to the metadata service
     (DNS rebinding) when a model is called: the call is refused, nothing is sent."""
-    import workflows.netguard as netguard
+    from providers import netguard
 
     answers = {"rebind.example": "93.184.216.34"}
     real = socket.getaddrinfo
@@ -480,7 +482,7 @@ def test_json_of_another_shape_and_rate_limits(api, upstream):
 
 
 def test_unreachable_tls_and_timeout(api, upstream):
-    from workflows import connection_test
+    from providers import diagnosis
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -490,12 +492,12 @@ def test_unreachable_tls_and_timeout(api, upstream):
     tls = draft_test(api, f"https://127.0.0.1:{upstream.port}/v1", "m")
     assert tls["reason"] == "tls", tls
     upstream.answer = lambda h: (time.sleep(2), (200, {"Content-Type": "application/json"}, b"{}"))[1]
-    slow = connection_test.connection_test(provider=Provider(kind="openai_compatible", api_base=upstream.base), model="m", timeout=0.5)
+    slow = diagnosis.diagnose(provider=Provider(kind="openai_compatible", api_base=upstream.base), model="m", timeout=0.5)
     assert slow["reason"] == "timeout"
 
 
 def test_the_reason_codes_are_the_shared_contract():
-    from workflows.connection_test import EXPLANATIONS
+    from providers.diagnosis import EXPLANATIONS
 
     assert set(EXPLANATIONS) == {
         "unreachable",
@@ -549,7 +551,7 @@ def test_the_admin_form_also_needs_the_key_again(django_user_model, upstream, up
     provider.save()
     browser = Client()
     browser.force_login(admin)
-    url = f"/admin/workflows/provider/{provider.pk}/change/"
+    url = f"/admin/providers/provider/{provider.pk}/change/"
     page = browser.get(url)
     assert page.status_code == 200 and "sk-root-secret" not in page.content.decode()
     form = {"owner": admin.pk, "name": "p", "kind": "openai_compatible", "api_base": upstream2.base, "api_key": ""}
@@ -633,7 +635,7 @@ def test_seen_signatures_survive_a_restart(hooks):
     replay = signed_post(hooks["partner_a"], {"message": "once"}, timestamp=stamp)
     assert replay.status_code == 202 and replay.json()["run"] == first.json()["run"]
     assert Run.objects.count() == 1
-    from workflows.models import SeenSignature
+    from triggers.models import SeenSignature
 
     seen = SeenSignature.objects.get()
     from django.conf import settings
@@ -642,7 +644,7 @@ def test_seen_signatures_survive_a_restart(hooks):
 
 
 def test_forward_clock_skew_is_refused(hooks):
-    from workflows.triggers import FUTURE_SKEW_S
+    from triggers.services import FUTURE_SKEW_S
 
     ahead = signed_post(hooks["partner_a"], {"message": "from the future"}, timestamp=int(time.time()) + 290)
     assert ahead.status_code == 401 and "in the future" in ahead.json()["detail"]
@@ -682,7 +684,7 @@ def test_cycles_are_found_exactly_at_the_cap(api, settings):
 
 
 def test_validation_is_cached_per_revision_and_left_out_of_lists(api, make_workflow, provider, monkeypatch):
-    from workflows.engine import validation
+    from engine import validation
 
     workflow = make_workflow(chat_graph(provider.pk))
     calls = []
@@ -797,7 +799,7 @@ def test_nul_through_the_widget_is_refused_and_the_socket_lives(api, chatbot):
     from asgiref.sync import async_to_sync
 
     from tests.realtime_fixtures import communicator, is_type, receive_until
-    from workflows import ratelimits
+    from widget import ratelimits
 
     ratelimits.rate_limit_reset()
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201
@@ -868,7 +870,8 @@ def test_behind_a_trusted_proxy_limits_count_each_client(django_user_model):
 
 
 def test_the_widget_has_a_budget_per_key(api, chatbot):
-    from workflows import ratelimits, widget
+    from widget import ratelimits
+    from widget import services as widget
 
     ratelimits.rate_limit_reset()
     assert api.post(f"/api/workflows/{chatbot['id']}/publish/").status_code == 201

@@ -110,7 +110,7 @@ def test_a_catastrophic_route_regex_from_an_anonymous_visitor_freezes_nothing(li
         attack_s = time.monotonic() - started
     assert message["type"] == "run.finished" and message["data"]["reply"] == "routed", message
     assert_answered_during(probe, attack_s)
-    from workflows.models import Run, RunStep
+    from runs.models import Run, RunStep
 
     run = Run.objects.get(payload__client_id="attack-1")
     assert RunStep.objects.get(run=run, node="route").details["route"] == "other"  # no match, and an answer

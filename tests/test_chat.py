@@ -6,9 +6,10 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
+from runs.models import Message, Run, RunStep, Thread
 from tests.fakellm import Reply
 from tests.graphs import edge, node
-from workflows.models import Message, Run, RunStep, Thread
+from workflows import services as workflow_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -158,7 +159,7 @@ def test_a_hanging_model_times_out(chatbot, chat, fake_llm):
 def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
     """A worker died mid-turn: the run is RUNNING with a partial step and the user message written.
     Delivering the task again finishes it exactly once; delivering it a third time does nothing."""
-    from workflows import turns
+    from runs import turns
 
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])
@@ -194,7 +195,8 @@ def test_a_redelivered_turn_runs_once(chatbot, chat, fake_llm):
 
 def test_queued_turns_of_a_thread_run_in_arrival_order(chatbot, chat):
     """Turns queued on a thread are drained oldest first, whichever task gets to run."""
-    from workflows import runs, turns
+    from runs import services as runs
+    from runs import turns
 
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])
@@ -209,7 +211,7 @@ def test_queued_turns_of_a_thread_run_in_arrival_order(chatbot, chat):
 
 
 def test_manual_trigger_and_templates_use_the_payload(make_workflow, provider, api):
-    from workflows import runs
+    from runs import services as runs
     from workflows.models import Workflow
 
     graph = {
@@ -217,7 +219,7 @@ def test_manual_trigger_and_templates_use_the_payload(make_workflow, provider, a
         "edges": [edge("go", "t"), edge("t", "out")],
     }
     workflow = Workflow.objects.get(pk=make_workflow(graph)["id"])
-    version = runs.draft_snapshot(workflow=workflow)
+    version = workflow_services.draft_snapshot(workflow=workflow)
     run = runs.run_create(version=version, trigger="manual", input_text="report", payload={"who": "Ann"})
     run.refresh_from_db()
     assert run.status == "succeeded" and run.output == "report for Ann" and run.thread_id is None
@@ -229,7 +231,8 @@ def test_orphaned_turns_are_recovered_unless_someone_is_running_them(chatbot, ch
 
     from django.utils import timezone
 
-    from workflows import locks, runs
+    from runs import locks
+    from runs import services as runs
 
     turn = chat(chatbot["id"], "first")
     thread = Thread.objects.get(pk=turn["thread"])

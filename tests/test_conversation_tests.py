@@ -1,4 +1,4 @@
-"""Conversation tests (DESIGN.md §9, issue 17) through the API against the fake model server: each
+"""Conversation tests (docs/conversation-tests.md#conversation-tests, issue 17) through the API against the fake model server: each
 check kind passing and failing, fresh threads, bad input, save-as-test, files, limits."""
 
 from __future__ import annotations
@@ -387,8 +387,8 @@ def test_test_runs_of_a_workflow_are_listed(api, memory_bot):
 
 def test_a_test_run_whose_tasks_were_lost_is_taken_up(api, memory_bot, monkeypatch, fake_llm):
     """The broker was down when the run was enqueued (or its worker died): recovery finishes it."""
-    from workflows.conversation_tests import execution, services
-    from workflows.conversation_tests.models import TestResult, TestRun
+    from conversation_tests import execution, services
+    from conversation_tests.models import TestResult, TestRun
 
     create_test(api, memory_bot["id"], [{"message": "hi", "expect": [{"reply_contains": "hi"}]}], name="one")
     create_test(api, memory_bot["id"], [{"message": "ho", "expect": [{"reply_contains": "ho"}]}], name="two")
@@ -397,17 +397,17 @@ def test_a_test_run_whose_tasks_were_lost_is_taken_up(api, memory_bot, monkeypat
     test_run = start_run(api, memory_bot["id"])["test_run"]
     assert [name.rsplit(".", 1)[1] for name, _ in lost] == ["test_run_start"]
     monkeypatch.undo()
-    assert execution.test_runs_recover(older_than_s=60) == []  # too recent to be called lost
+    assert execution.conversation_test_runs_recover(older_than_s=60) == []  # too recent to be called lost
     old = TestRun.objects.get(pk=test_run).created - timedelta(minutes=5)
     TestRun.objects.filter(pk=test_run).update(created=old)
-    assert execution.test_runs_recover(older_than_s=60) == [test_run]
+    assert execution.conversation_test_runs_recover(older_than_s=60) == [test_run]
     run = wait_run(api, test_run)
     assert run["status"] == "passed" and run["passed"] == 2
     # a test whose worker died mid-way (left running, no progress) is run again from a fresh thread
     TestRun.objects.filter(pk=test_run).update(status="running", finished=None)
     first = TestResult.objects.get(test_run_id=test_run, name="one")
     TestResult.objects.filter(pk=first.pk).update(status="running", finished=None, updated=old)
-    assert execution.test_runs_recover(older_than_s=60) == [test_run]
+    assert execution.conversation_test_runs_recover(older_than_s=60) == [test_run]
     rerun = wait_run(api, test_run)
     again = next(r for r in rerun["results"] if r["name"] == "one")
     assert rerun["status"] == "passed" and again["thread"] != first.thread_id and TestResult.objects.get(pk=first.pk).attempts == 2

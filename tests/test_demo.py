@@ -9,10 +9,14 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from demo.seed import LOCAL_MODEL, demo_graphs
+from providers.models import Provider
+from runs import services as runs
+from runs import turns
+from runs.models import Run
 from tests.fakellm import Reply
-from workflows import analysis, runs, services, turns
-from workflows.demo import LOCAL_MODEL, demo_graphs
-from workflows.models import Provider, Run, Workflow
+from workflows import analysis, services
+from workflows.models import Workflow
 
 DEMO_COUNT = 6
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from demo import seed as demo
+from demo.conversation_tests import DEMO_TESTS
 from tests.conversation_helpers import run_tests
-from workflows import demo
-from workflows.conversation_tests.demo import DEMO_TESTS
 from workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -92,7 +92,7 @@ def test_the_openai_client_and_prometheus_against_the_full_stack(stack, token, b
 
 
 def test_a_failed_turn_is_an_openai_error_after_a_wait_without_a_thread(stack, token, bot, fake_llm):
-    """Under daphne a non-streamed completion waits deferred (api/deferred.py): a turn whose model
+    """Under daphne a non-streamed completion waits deferred (runs/api/deferred.py): a turn whose model
     fails still answers in OpenAI's shape, with the thread and run headers, and says not to retry."""
     fake_llm.responder = lambda request: Reply(status=400, text="the fake provider refuses")
     client = openai.OpenAI(base_url=f"{stack['base']}/v1", api_key=token, max_retries=0, timeout=60)

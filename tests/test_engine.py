@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from engine.executor import RunFailed, execute
+from engine.graph import Graph, GraphShapeError
+from engine.interfaces import LLMResult, MemoryContext
+from engine.registry import FlowValue
+from engine.validation import analyze, validate
 from tests.graphs import edge, node
-from workflows.engine.executor import RunFailed, execute
-from workflows.engine.graph import Graph, GraphShapeError
-from workflows.engine.registry import FlowValue
-from workflows.engine.services import LLMResult, MemoryContext
-from workflows.engine.validation import analyze, validate
 
 
 class NoMemory:
@@ -196,7 +196,7 @@ class TestValidation:
         assert ("x", "template") in fields(validate(graph))
 
     def test_node_types_all_describe_themselves(self):
-        from workflows.engine.registry import all_node_types
+        from engine.registry import all_node_types
 
         names = {t.type for t in all_node_types()}
         assert names >= {
@@ -312,7 +312,7 @@ class TestExecution:
             run(graph, "hi")
 
     def test_a_failing_model_fails_the_step_and_the_run(self):
-        from workflows.engine.registry import NodeError
+        from engine.registry import NodeError
 
         graph = {
             "nodes": [node("chat", "trigger.chat"), node("a", "llm"), node("o", "output")],

@@ -8,9 +8,9 @@ import threading
 import httpx
 import pytest
 
+from runs.models import Message, Run
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
-from workflows.models import Message, Run
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 

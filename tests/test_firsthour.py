@@ -10,13 +10,19 @@ import json
 import pytest
 from django.test import override_settings
 
+from engine.interfaces import ModelRef
+from engine.registry import NodeError
+from engine.validation import validate
+from providers import llm
+from providers import services as provider_services
+from runs import services as runs
+from runs import turns
+from runs.models import Run
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
-from workflows import beat, llm, runs, services, turns
-from workflows.engine.registry import NodeError
-from workflows.engine.services import ModelRef
-from workflows.engine.validation import validate
-from workflows.models import Run, Workflow
+from triggers import beat
+from workflows import services
+from workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,16 +76,16 @@ def test_each_service_names_its_own_key(no_keys, make_workflow):
 
 
 def test_a_provider_without_a_key_is_an_error_unless_it_needs_none(no_keys, make_workflow, api, user, monkeypatch):
-    keyless = services.provider_create(owner=user, name="OpenAI", kind="openai")
+    keyless = provider_services.provider_create(owner=user, name="OpenAI", kind="openai")
     [problem] = errors_of(make_workflow(plain_graph("gpt-4o-mini", keyless.pk)), "agent")
     assert problem == {
         "node": "agent",
         "field": "model",
         "message": "the provider 'OpenAI' has no API key: add one on the Providers page or set OPENAI_API_KEY",
     }
-    keyed = services.provider_create(owner=user, name="OpenAI 2", kind="openai", api_key="sk-stored")
-    own_server = services.provider_create(owner=user, name="my vLLM", kind="openai", api_base="http://127.0.0.1:9/v1")
-    local = services.provider_create(owner=user, name="local", kind="local")
+    keyed = provider_services.provider_create(owner=user, name="OpenAI 2", kind="openai", api_key="sk-stored")
+    own_server = provider_services.provider_create(owner=user, name="my vLLM", kind="openai", api_base="http://127.0.0.1:9/v1")
+    local = provider_services.provider_create(owner=user, name="local", kind="local")
     for provider, model in ((keyed, "gpt-4o-mini"), (own_server, "my-model"), (local, "smollm2")):
         assert make_workflow(plain_graph(model, provider.pk))["errors"] == [], provider.name
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
@@ -100,13 +106,13 @@ def test_every_model_node_is_checked(no_keys, make_workflow, provider):
 def test_a_call_with_no_key_fails_at_once_in_one_line_that_says_what_to_do(no_keys, make_workflow, api, user, fake_llm):
     """A published workflow whose provider lost its key: the run fails before litellm is reached
     (no raw litellm text, no retries), with the reason and what to do."""
-    provider = services.provider_create(owner=user, name="OpenAI", kind="openai", api_key="sk-stored")
+    provider = provider_services.provider_create(owner=user, name="OpenAI", kind="openai", api_key="sk-stored")
     graph = plain_graph("gpt-4o-mini", provider.pk)
     graph["nodes"].append(node("hook", "trigger.webhook", 0, 200))
     graph["edges"].append(edge("hook", "agent"))
     workflow = Workflow.objects.get(pk=make_workflow(graph)["id"])
     version = services.workflow_publish(workflow=workflow)
-    services.provider_update(provider=provider, api_key="")
+    provider_services.provider_update(provider=provider, api_key="")
 
     run = runs.run_create(version=version, trigger="webhook", input_text="hi", trigger_node="hook")
     turns.turn_process(run_id=run.pk)
@@ -207,7 +213,7 @@ def default(api) -> dict:
 
 def test_with_no_keys_new_nodes_get_the_bundled_model(no_keys, api, user, make_workflow):
     assert default(api) == {"provider": None, "model": "skein-local/smollm2", "environment_models": []}
-    local = services.provider_create(owner=user, name="local", kind="local")
+    local = provider_services.provider_create(owner=user, name="local", kind="local")
     choice = default(api)
     assert (choice["provider"], choice["model"]) == (local.pk, "smollm2")
     # a node made from it is valid as dropped (nothing to fix before the first chat)
@@ -215,8 +221,8 @@ def test_with_no_keys_new_nodes_get_the_bundled_model(no_keys, api, user, make_w
 
 
 def test_a_configured_provider_gives_its_default_model(no_keys, api, user, fake_llm, monkeypatch):
-    local = services.provider_create(owner=user, name="local", kind="local")
-    keyless = services.provider_create(owner=user, name="no key", kind="openai")
+    local = provider_services.provider_create(owner=user, name="local", kind="local")
+    keyless = provider_services.provider_create(owner=user, name="no key", kind="openai")
     assert default(api)["provider"] == local.pk  # a provider that cannot be called is no default
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     choice = default(api)
@@ -224,9 +230,9 @@ def test_a_configured_provider_gives_its_default_model(no_keys, api, user, fake_
     assert choice["environment_models"][0] == "gpt-4o-mini" and "gpt-4o" in choice["environment_models"]
     keyless.delete()
     assert (default(api)["provider"], default(api)["model"]) == (None, "gpt-4o-mini")
-    server = services.provider_create(owner=user, name="my server", kind="openai_compatible", api_base=fake_llm.base_url)
+    server = provider_services.provider_create(owner=user, name="my server", kind="openai_compatible", api_base=fake_llm.base_url)
     assert default(api)["provider"] == server.pk and default(api)["model"] == "fake"  # the first model it serves
-    anthropic = services.provider_create(owner=user, name="Anthropic", kind="anthropic", api_key="sk-ant")
+    anthropic = provider_services.provider_create(owner=user, name="Anthropic", kind="anthropic", api_key="sk-ant")
     assert (default(api)["provider"], default(api)["model"]) == (anthropic.pk, "claude-haiku-4-5")
 
 
@@ -235,13 +241,13 @@ def test_finding_the_default_asks_few_servers(no_keys, api, user, fake_llm):
     asked = []
     fake_llm.get_responder = lambda path: asked.append(path) or (404, "application/json", b"{}")
     for i in range(5):
-        services.provider_create(owner=user, name=f"empty {i}", kind="openai_compatible", api_base=fake_llm.base_url)
+        provider_services.provider_create(owner=user, name=f"empty {i}", kind="openai_compatible", api_base=fake_llm.base_url)
     assert default(api)["model"] == "skein-local/smollm2"
     assert len(asked) == 3
 
 
 def test_the_default_model_is_the_callers(no_keys, api, other_user, fake_llm):
-    services.provider_create(owner=other_user, name="mallory's", kind="openai_compatible", api_base=fake_llm.base_url)
+    provider_services.provider_create(owner=other_user, name="mallory's", kind="openai_compatible", api_base=fake_llm.base_url)
     assert default(api)["provider"] is None
 
 
@@ -252,20 +258,20 @@ def models(api, provider) -> dict:
 
 
 def test_each_provider_lists_the_models_it_serves(no_keys, api, user, fake_llm):
-    server = services.provider_create(owner=user, name="s", kind="openai_compatible", api_base=fake_llm.base_url, api_key="k")
+    server = provider_services.provider_create(owner=user, name="s", kind="openai_compatible", api_base=fake_llm.base_url, api_key="k")
     assert models(api, server) == {"models": ["fake"], "error": ""}
-    ollama = services.provider_create(owner=user, name="o", kind="ollama", api_base=fake_llm.base_url.removesuffix("/v1"))
+    ollama = provider_services.provider_create(owner=user, name="o", kind="ollama", api_base=fake_llm.base_url.removesuffix("/v1"))
     assert models(api, ollama) == {"models": ["llama3.2:latest", "qwen2.5:0.5b"], "error": ""}
-    local = services.provider_create(owner=user, name="l", kind="local")
+    local = provider_services.provider_create(owner=user, name="l", kind="local")
     assert models(api, local) == {"models": ["smollm2"], "error": ""}
-    openai = models(api, services.provider_create(owner=user, name="oa", kind="openai", api_key="k"))
+    openai = models(api, provider_services.provider_create(owner=user, name="oa", kind="openai", api_key="k"))
     assert openai["models"][0] == "gpt-4o-mini" and "gpt-4.1" in openai["models"] and not any("/" in m for m in openai["models"])
-    anthropic = models(api, services.provider_create(owner=user, name="an", kind="anthropic", api_key="k"))
+    anthropic = models(api, provider_services.provider_create(owner=user, name="an", kind="anthropic", api_key="k"))
     assert anthropic["models"][0] == "claude-haiku-4-5" and all(m.startswith("claude") for m in anthropic["models"])
 
 
 def test_a_server_that_cannot_list_its_models_says_why(api, user, fake_llm):
-    server = services.provider_create(owner=user, name="s", kind="openai_compatible", api_base=fake_llm.base_url)
+    server = provider_services.provider_create(owner=user, name="s", kind="openai_compatible", api_base=fake_llm.base_url)
     fake_llm.get_responder = lambda path: (200, "text/html", b"<html><body>Welcome to nginx!</body></html>")
     listed = models(api, server)
     assert listed["models"] == [] and "did not answer with a model list" in listed["error"]
@@ -273,7 +279,7 @@ def test_a_server_that_cannot_list_its_models_says_why(api, user, fake_llm):
     assert "refused the API key (HTTP 401)" in models(api, server)["error"]
     fake_llm.get_responder = lambda path: (200, "application/json", b'{"data": [' + b'{"id": "m"},' * 200_000 + b'{"id": "m"}]}')
     assert "larger than" in models(api, server)["error"]  # a hostile answer is bounded
-    down = services.provider_create(owner=user, name="d", kind="openai_compatible", api_base="http://127.0.0.1:9/v1")
+    down = provider_services.provider_create(owner=user, name="d", kind="openai_compatible", api_base="http://127.0.0.1:9/v1")
     assert models(api, down)["error"].startswith("could not read http://127.0.0.1:9/v1/models")
     assert api.get("/api/providers/2147483647/models/").status_code == 404
 

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
+from engine.graph import GraphShapeError
+from engine.validation import validate
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
-from workflows.engine.graph import GraphShapeError
-from workflows.engine.validation import validate
 
 NODE_TYPES = [
     "trigger.chat",

@@ -23,11 +23,13 @@ import redis
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
+from runs import services as runs
+from runs import streams
+from runs.models import Message, Run, Thread
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
 from tests.stack import TEST_NAMESPACE, Process, free_port, full_mode_env, start_daphne, start_worker, wait_for
-from workflows import runs, services, streams
-from workflows.models import Message, Run, Thread
+from workflows import services
 
 
 def full_stack_test(function):
@@ -446,7 +448,7 @@ def db_error(kind, sqlstate: str | None):
     ids=["admin-shutdown", "connection-failure", "connection-closed", "interface-error", "statement-cancelled", "integrity-error"],
 )
 def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_postgres, monkeypatch, error, retried):
-    from workflows import tasks, turns
+    from runs import tasks, turns
 
     calls = []
 
@@ -469,7 +471,7 @@ def test_a_turn_is_taken_up_again_only_when_its_connection_was_lost(require_post
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_turn_that_keeps_losing_its_connection_fails_its_task_in_the_end(require_postgres, monkeypatch):
-    from workflows import tasks, turns
+    from runs import tasks, turns
 
     calls = []
 
@@ -490,7 +492,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
     without its signal (lost with a restarted Redis) is seen at the next slice, not after 300 s."""
     import redis
 
-    from workflows import waiting as waits
+    from runs import waiting as waits
 
     settings.FULL_MODE = True
     run = Run(pk=41, status=Run.Status.RUNNING)
@@ -516,7 +518,7 @@ def test_waiting_for_a_turn_survives_lost_connections_and_lost_signals(settings,
 def test_waiting_gives_up_at_its_bound_and_the_client_gets_a_clear_503(settings, monkeypatch, api, user, provider):
     import redis
 
-    from workflows import waiting as waits
+    from runs import waiting as waits
 
     settings.FULL_MODE = True
     workflow = chatbot(user, provider)
@@ -576,8 +578,8 @@ def test_a_stream_ends_with_the_runs_outcome_although_its_events_were_lost(fault
     database at its next heartbeat instead of waiting out SKEIN_CHAT_WAIT_S."""
     from channels.layers import InMemoryChannelLayer
 
-    from workflows import events
-    from workflows.api import stream
+    from runs import events
+    from runs import streams as stream
 
     settings.SKEIN_CHAT_WAIT_S = 20
     monkeypatch.setattr(stream, "HEARTBEAT_S", 0.2)

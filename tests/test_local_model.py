@@ -8,11 +8,11 @@ import threading
 import litellm
 import pytest
 
+from engine.interfaces import ModelRef
+from engine.registry import NodeError
+from providers import llm, local_model
+from providers.models import Provider
 from tests.graphs import chat_graph
-from workflows import llm, local_model
-from workflows.engine.registry import NodeError
-from workflows.engine.services import ModelRef
-from workflows.models import Provider
 
 
 def local_provider(owner=None) -> Provider:

@@ -1,4 +1,4 @@
-"""Conversation memory (DESIGN.md §4), asserting exactly what the fake model received."""
+"""Conversation memory (docs/memory.md#conversation-memory), asserting exactly what the fake model received."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from django.test import override_settings
 from memory.models import HistoryMessage, Summarization
 from memory.strategies import SUMMARY_PREFIX
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT, NEW_FROM_USER
+from runs.models import Message
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
-from workflows.models import Message
+from workflows import services as workflow_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -324,8 +325,8 @@ def test_set_history_replaces_and_resets_the_summary(make_workflow, provider, ch
     turns = converse(chat, workflow["id"], ["m1", "m2", "m3"])
     assert any(is_summary_request(r) for r in agent_requests(fake_llm))
 
-    from workflows import runs
-    from workflows.models import Run
+    from runs import services as runs
+    from runs.models import Run
 
     run = Run.objects.get(pk=turns[-1]["run"])
     manual = runs.run_create(version=run.version, trigger="manual", input_text="", payload={"n": 7}, thread=run.thread)
@@ -381,14 +382,14 @@ def test_memory_api_get_put_delete_export_import(make_workflow, provider, chat, 
 
 
 def test_runs_without_a_thread_bind_thread_memory_to_the_run(make_workflow, provider, fake_llm):
-    from workflows import runs
+    from runs import services as runs
     from workflows.models import Workflow
 
     graph = chat_graph(provider.pk, memory={"type": "memory.buffer", "history": "node"})
     graph["nodes"].append(node("go", "trigger.manual"))
     graph["edges"].append(edge("go", "agent"))
     workflow = Workflow.objects.get(pk=make_workflow(graph)["id"])
-    version = runs.draft_snapshot(workflow=workflow)
+    version = workflow_services.draft_snapshot(workflow=workflow)
     first = runs.run_create(version=version, trigger="manual", input_text="one")
     second = runs.run_create(version=version, trigger="manual", input_text="two")
     assert agent_requests(fake_llm)[-1].messages == [SYSTEM, u("two")]

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.registry import get_node_type
 from memory import selectors, services, strategies
 from memory.models import HistoryMessage
 from memory.tokens import default_tokenizer
-from workflows.engine.registry import get_node_type
 from workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Memory rules where they meet (DESIGN.md §4): a replacement followed by summaries, a
+"""Memory rules where they meet (docs/memory.md#conversation-memory): a replacement followed by summaries, a
 ``set_history`` and its reader in one run, limits that are set and not set, the summarizer's own
 params, hung summarizers beside a healthy one, tokenizers per model, two messages at once."""
 
@@ -13,10 +13,10 @@ from django.test import override_settings
 from memory.models import HistoryMessage, Summarization, Summary
 from memory.strategies import SUMMARY_PREFIX
 from memory.summary_prompt import DEFAULT_SUMMARY_MAX_TOKENS
+from runs.models import Run
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
 from tests.test_memory import SYSTEM, a, agent_requests, converse, is_summary_request, new_user_lines, summary_responder, u
-from workflows.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,7 +47,7 @@ def replace_via_delete(api, thread_id, run):
 
 
 def replace_via_port(api, thread_id, run):
-    from workflows import runs
+    from runs import services as runs
 
     manual = runs.run_create(version=run.version, trigger="manual", input_text="", payload={"n": 1}, thread=run.thread)
     manual.refresh_from_db()
@@ -299,7 +299,7 @@ def test_the_local_model_counts_with_its_gguf_vocabulary():
     from llama_cpp import Llama
 
     from memory.tokens import tokenizer_for
-    from workflows.local_model import model_path
+    from providers.local_model import model_path
 
     tokenizer = tokenizer_for("smollm2", "local")
     assert tokenizer.name == f"gguf:{model_path().stem}"

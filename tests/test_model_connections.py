@@ -2,8 +2,8 @@
 
 The OpenAI SDK's synchronous stream leaves an HTTP/1.1 answer's last bytes unread, which would
 close the connection after every call (a new TCP and TLS handshake per model call); Skein's
-transport reads them when the stream ended (workflows/netguard.py). The answer's text, usage and
-cost are taken from the stream, so litellm's end-of-stream rebuild is skipped (workflows/llm.py)."""
+transport reads them when the stream ended (providers/netguard.py). The answer's text, usage and
+cost are taken from the stream, so litellm's end-of-stream rebuild is skipped (providers/llm.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import time
 
 import pytest
 
+from engine.interfaces import ModelRef
+from engine.registry import NodeError
+from providers import llm
 from tests.fakellm import Reply
-from workflows import llm
-from workflows.engine.registry import NodeError
-from workflows.engine.services import ModelRef
 
 pytestmark = pytest.mark.django_db
 

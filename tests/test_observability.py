@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from observability import tracing as telemetry
+from runs.models import Run
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
 from tests.openai_client import api_token, oai  # noqa: F401
-from workflows import telemetry
-from workflows.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,13 +80,13 @@ def test_metrics_add_up_across_processes(tmp_path):
     record = (
         "import django; django.setup()\n"
         "from types import SimpleNamespace as R\n"
-        "from workflows import metrics\n"
+        "from observability import metrics\n"
         "for status in {statuses}: metrics.turn_finished(run=R(status=status, started=None, finished=None, prompt_tokens=3, completion_tokens=1, cost=0))\n"
         "metrics.summarization_recorded(status='failed')\n"
     )
     for statuses in (["succeeded", "succeeded"], ["succeeded", "failed"]):
         subprocess.run([sys.executable, "-c", record.format(statuses=statuses)], cwd=ROOT, env=env, check=True, timeout=120)
-    read = "import django; django.setup()\nfrom workflows import metrics\nprint(metrics.exposition().decode())"
+    read = "import django; django.setup()\nfrom observability import metrics\nprint(metrics.exposition().decode())"
     text = subprocess.run([sys.executable, "-c", read], cwd=ROOT, env=env, check=True, timeout=120, capture_output=True, text=True).stdout
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in text_string_to_metric_families(text) for s in f.samples}
     assert samples[("skein_turns_total", (("status", "succeeded"),))] == 3
@@ -209,7 +209,7 @@ def test_spans_are_exported_over_otlp_when_the_endpoint_is_set():
     script = (
         "import django; django.setup()\n"  # apps.ready configures the export
         "from opentelemetry import trace\n"
-        "from workflows import telemetry\n"
+        "from observability import tracing as telemetry\n"
         "telemetry.tracer().start_span('probe', attributes={'gen_ai.request.model': 'm'}).end()\n"
         "trace.get_tracer_provider().shutdown()\n"  # flushes the batch
     )

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible endpoint (DESIGN.md §10), through the official ``openai`` client."""
+"""The OpenAI-compatible endpoint (docs/ecosystem.md#the-openai-compatible-endpoint-v1), through the official ``openai`` client."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runs.models import Run, Thread
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
 from tests.openai_client import api_token, client_for, oai, raw  # noqa: F401
-from workflows.models import Run, Thread
 
 pytestmark = pytest.mark.django_db(transaction=True)  # streamed turns run in a thread of their own
 REPLY = "The quick brown fox jumps over the lazy dog."

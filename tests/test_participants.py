@@ -1,4 +1,4 @@
-"""Memory that follows the participant (DESIGN.md §4): who the participant is, memory keyed by
+"""Memory that follows the participant (docs/participants.md#participants-memory-that-follows-the-person): who the participant is, memory keyed by
 participant across threads, ``memory.facts`` (extraction, supersession, bound and fallback), the
 participant and facts API, and forgetting a participant. On the fake model."""
 
@@ -12,9 +12,10 @@ from django.test import override_settings
 
 from memory import facts as fact_rules
 from memory.models import Fact, FactExtraction, History, HistoryMessage
+from participants.models import Participant
+from runs.models import Run, Thread
 from tests.fakellm import Reply
 from tests.graphs import chat_graph, edge, node
-from workflows.models import Participant, Run, Thread
 
 pytestmark = pytest.mark.django_db(transaction=True)  # turns run in on_commit
 

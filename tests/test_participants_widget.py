@@ -10,10 +10,11 @@ from channels.db import database_sync_to_async
 
 from memory import facts as fact_rules
 from memory.models import Fact
+from participants.models import Participant
+from participants.services import identity_sign
+from runs.models import Run, Thread
 from tests.realtime_fixtures import communicator, is_type, receive_until
 from tests.test_participants import agent_requests, extracting_responder, facts_graph
-from workflows.models import Participant, Run, Thread
-from workflows.participants import identity_sign
 
 realtime = pytest.mark.django_db(transaction=True)
 

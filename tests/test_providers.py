@@ -8,11 +8,11 @@ import socket
 import litellm
 import pytest
 
+from engine.interfaces import ModelRef
+from providers import llm
+from providers.models import Provider
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
-from workflows import llm
-from workflows.engine.services import ModelRef
-from workflows.models import Provider
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +162,7 @@ def test_cost_per_step_and_run_from_litellms_prices(api, make_workflow, chat, fa
 @pytest.mark.django_db(transaction=True)
 def test_run_cost_adds_up_over_steps(api, make_workflow, chat, fake_llm):
     """A router and the branch it picks: two priced calls, the run carries their sum."""
-    from workflows.demo import demo_graphs
+    from demo.seed import demo_graphs
 
     openai = make_provider(api, kind="openai", api_base=fake_llm.base_url, api_key="sk-test")
     graph = dict(demo_graphs(provider=openai["id"], model="gpt-4o-mini"))["Demo: billing router"]

@@ -51,8 +51,9 @@ def test_the_owner_receives_a_threads_events_in_order(user, chatbot, chat, fake_
         assert connected
         from channels.db import database_sync_to_async
 
-        from workflows.models import Thread, Workflow
-        from workflows.runs import chat_start
+        from runs.models import Thread
+        from runs.services import chat_start
+        from workflows.models import Workflow
 
         workflow = await database_sync_to_async(Workflow.objects.get)(pk=chatbot["id"])
         thread_obj = await database_sync_to_async(Thread.objects.get)(pk=thread)
@@ -98,7 +99,7 @@ def test_the_thread_socket_is_owner_only(user, other_user, chatbot, chat):
 def test_the_run_socket_is_owner_only_and_forwards_its_events(user, other_user, chatbot, chat):
     from channels.db import database_sync_to_async
 
-    from workflows import events
+    from runs import events
 
     run = chat(chatbot["id"], "hello")["run"]
 
@@ -157,7 +158,7 @@ def test_sse_with_token_auth_and_published_version(api, published, fake_llm, cli
     )
     assert response.status_code == 200
     assert events[-1]["type"] == "run.finished" and events[-1]["data"]["reply"] == "echo: hi"
-    from workflows.models import Run
+    from runs.models import Run
 
     assert Run.objects.get(pk=events[0]["data"]["run"]).version.number == 1
 

@@ -3,7 +3,7 @@
 The worker runs the turn and publishes through channels-redis; daphne's consumers forward to
 WebSocket (and SSE) clients. The fake model server runs in this process, so the time a token leaves
 it and the time the client receives it are read from one clock: the test prints those latencies
-(figures, not assertions: DESIGN.md §7).
+(figures, not assertions: docs/testing.md#performance).
 """
 
 from __future__ import annotations

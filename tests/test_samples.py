@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
+from demo.seed import demo_graphs
+from providers.services import provider_create
 from tests.graphs import chat_graph
 from workflows import samples
 from workflows.analysis import graph_issues
-from workflows.demo import demo_graphs
-from workflows.services import provider_create
 
 FRONTEND_FIXTURE = Path(__file__).resolve().parent.parent / "frontend/src/test/templates.fixture.json"
 # The default model the front end's fixture is served on (frontend/src/test/fixtures.ts).
@@ -56,7 +56,7 @@ def test_every_sample_has_the_editors_edge_ids():
 
 
 def test_the_templates_put_the_model_on_every_node_that_calls_one_and_nowhere_else():
-    from workflows.engine.registry import get_node_type
+    from engine.registry import get_node_type
 
     ref = {"model": "m", "provider": 3}
     calls_model = {"llm", "llm.model", "router.llm"}

@@ -7,12 +7,12 @@ from asgiref.sync import async_to_sync
 from prometheus_client import REGISTRY
 
 from memory.models import History, HistoryMessage
+from runs import limits
+from runs.models import Message, Run, Thread
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
 from tests.openai_client import api_token, client_for  # noqa: F401
 from tests.realtime_fixtures import communicator, is_type, published, receive_until  # noqa: F401
-from workflows import limits
-from workflows.models import Message, Run, Thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

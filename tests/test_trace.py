@@ -1,4 +1,4 @@
-"""The trace shows exactly what each model was sent (DESIGN.md §6): every step that called a model
+"""The trace shows exactly what each model was sent (docs/runs.md#the-trace): every step that called a model
 carries its ``messages``, and each summarization its request, as the provider received them."""
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ from django.test import override_settings
 from django_celery_beat.models import PeriodicTask
 from rest_framework.test import APIClient
 
+from runs.models import Run
 from tests.graphs import edge, node
-from workflows.models import Run, Webhook
-from workflows.triggers import SIGNATURE_HEADER, TIMESTAMP_HEADER, schedule_fire, sign
+from triggers.models import Webhook
+from triggers.services import SIGNATURE_HEADER, TIMESTAMP_HEADER, schedule_fire, sign
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -256,7 +257,7 @@ def test_real_beat_and_worker_create_runs_on_schedule(require_postgres, require_
             "config",
             "beat",
             "--scheduler",
-            "workflows.beat:Scheduler",
+            "triggers.beat:Scheduler",
             "--loglevel",
             "INFO",
             "--max-interval",

@@ -1,5 +1,5 @@
-"""The full mode's turn lock (Redis, workflows/locks.py) and the fencing of a turn's commit
-(workflows/turns.py): a dead holder's lock is taken over, a live holder's is not, a holder never
+"""The full mode's turn lock (Redis, runs/locks.py on core/backends/full.py) and the fencing of a
+turn's commit (runs/turns.py): a dead holder's lock is taken over, a live holder's is not, a holder never
 releases another's lock, and a holder that lost its lock never commits over the new holder."""
 
 from __future__ import annotations
@@ -10,12 +10,15 @@ import threading
 import pytest
 import redis
 
+from core.backends import full as full_backend
+from runs import locks, turns
+from runs.models import Message, Run, Thread
 from tests.conftest import TEST_REDIS_URL
 from tests.fakellm import Reply
 from tests.graphs import chat_graph
 from tests.stack import wait_for
-from workflows import locks, runs, services, turns
-from workflows.models import Message, Run, Thread
+from workflows import services
+from workflows import services as workflow_services
 
 TTL_S = 1.5
 
@@ -102,7 +105,7 @@ def test_a_stale_holders_commit_is_refused(require_postgres, user, provider, fak
     fake_llm.responder = respond
     workflow = services.workflow_create(owner=user, name="fenced", graph=chat_graph(provider.pk, memory={"type": "memory.buffer"}))
     thread = Thread.objects.create(workflow=workflow, owner=user, title="fenced")
-    version = runs.draft_snapshot(workflow=workflow)
+    version = workflow_services.draft_snapshot(workflow=workflow)
     run = Run.objects.create(workflow=workflow, version=version, thread=thread, trigger="chat", trigger_node="chat", input="hello")
     outcome = {}
 
@@ -143,11 +146,11 @@ def test_a_stale_holders_commit_is_refused(require_postgres, user, provider, fak
 @pytest.mark.django_db(transaction=True)
 def test_a_stale_finish_raises_turn_superseded(require_postgres, user, provider, fake_llm):
     """The fencing check itself: a finish whose attempts moved on writes nothing."""
-    from workflows.runtime import TurnRuntime
+    from runs.runtime import TurnRuntime
 
     workflow = services.workflow_create(owner=user, name="fenced", graph=chat_graph(provider.pk))
     thread = Thread.objects.create(workflow=workflow, owner=user, title="fenced")
-    version = runs.draft_snapshot(workflow=workflow)
+    version = workflow_services.draft_snapshot(workflow=workflow)
     run = Run.objects.create(
         workflow=workflow,
         version=version,
@@ -172,7 +175,7 @@ def test_a_released_lock_is_never_brought_back_by_a_renewal_in_flight(full_mode_
     when its holder releases it: the release waits for the renewal, so nobody is left holding a
     lock whose holder is gone (its thread's queued turns would wait for nobody)."""
     client, key = full_mode_locks
-    renew, release = locks._scripts(TEST_REDIS_URL)
+    renew, release = full_backend._scripts(TEST_REDIS_URL)
     renewing, go = threading.Event(), threading.Event()
 
     def slow_renew(**kwargs):
@@ -180,7 +183,7 @@ def test_a_released_lock_is_never_brought_back_by_a_renewal_in_flight(full_mode_
         go.wait(timeout=5)
         return renew(**kwargs)
 
-    monkeypatch.setattr(locks, "_scripts", lambda url: (slow_renew, release))
+    monkeypatch.setattr(full_backend, "_scripts", lambda url: (slow_renew, release))
     with locks.try_turn_lock(locks.THREAD_SCOPE, 7) as held:
         assert held and renewing.wait(timeout=5)  # the heartbeat is in the middle of renewing it
         threading.Timer(0.3, go.set).start()

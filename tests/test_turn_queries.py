@@ -12,9 +12,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from runs import services as runs
+from runs import turns
+from runs.models import Run
 from tests.graphs import chat_graph
-from workflows import runs, services, turns
-from workflows.models import Run, Workflow
+from workflows import services
+from workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,7 +52,7 @@ def test_an_embedded_chat_turn_stays_within_its_queries(user, provider, fake_llm
 
 
 def test_a_full_mode_chat_turn_stays_within_its_queries(user, provider, fake_llm, monkeypatch, settings, require_redis):
-    from workflows import tasks
+    from runs import tasks
 
     workflow = _workflow(user, provider)
     first = runs.chat_start(workflow=workflow, message="first", thread=None)

@@ -8,9 +8,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from runs.models import Run
 from tests.graphs import chat_graph, edge, node
 from workflows import files
-from workflows.models import Run, Workflow
+from workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db(transaction=True)  # turns run on commit
 
@@ -108,7 +109,7 @@ def test_an_export_has_no_secrets_and_no_database_ids(api, two_versions, provide
 
 
 def test_an_import_maps_providers_by_name_and_kind_and_reports_the_rest(api, other_api, other_user, two_versions):
-    from workflows.services import provider_create
+    from providers.services import provider_create
 
     exported = api.get(f"/api/workflows/{two_versions['id']}/export/").json()
     # mallory has no such provider: the node keeps its model, the provider is reported

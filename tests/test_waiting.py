@@ -1,4 +1,4 @@
-"""Waiting requests share one Redis subscription per process (workflows/waiting.py).
+"""Waiting requests share one Redis subscription per process (runs/waiting.py, core/backends/full.py).
 
 Needs Redis (127.0.0.1:6379 or SKEIN_TEST_REDIS_URL). Hundreds of chat requests wait at once in
 the full mode; each used to hold a Redis connection, and redis-py's pool stops at 100.
@@ -12,8 +12,9 @@ import uuid
 import pytest
 import redis
 
+from runs import waiting
 from tests.stack import wait_for
-from workflows import waiting
+from workflows import services as workflow_services
 
 WAITERS = 150  # more than redis-py's default pool of 100 connections
 
@@ -23,12 +24,10 @@ def signals(settings, require_redis):
     settings.FULL_MODE = True
     settings.REDIS_URL = require_redis
     settings.SKEIN_NAMESPACE = f"skein-test-waiting-{uuid.uuid4().hex[:8]}"
-    waiting._redis.cache_clear()
-    signals = waiting._RunSignals()
+    signals = waiting.run_signals()  # the full mode's, on this test's own channel
     yield signals
     signals.close()
     assert signals._listener is None or not signals._listener.is_alive()
-    waiting._redis.cache_clear()
 
 
 def _clients(url: str) -> int:
@@ -74,13 +73,13 @@ def test_a_signal_carries_the_runs_outcome_to_a_coroutine_waiting_for_it(signals
     reading the database; an outcome too large for a signal is read as before."""
     import asyncio
 
+    from runs.models import Run
     from tests.graphs import chat_graph
-    from workflows import runs, services
-    from workflows.models import Run
+    from workflows import services
 
-    monkeypatch.setattr(waiting, "_signals", signals)
+    monkeypatch.setattr(waiting, "run_signals", lambda: signals)
     workflow = services.workflow_create(owner=user, name="signalled", graph=chat_graph(provider.pk))
-    version = runs.draft_for_run(workflow=workflow)
+    version = workflow_services.draft_for_run(workflow=workflow)
     small, large = (Run.objects.create(workflow=workflow, version=version, trigger="chat", input="hi") for _ in range(2))
     # The small run stays queued in the database: a waiter answered "succeeded" got it from the signal.
     small.status, small.output, small.prompt_tokens = Run.Status.SUCCEEDED, "carried by the signal", 7

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 
+from runs.models import Message, Run, Thread
 from tests.fakellm import Reply
 from tests.graphs import edge, node
 from tests.realtime_fixtures import SITE, WIDGET_JS, communicator, is_type, published, receive_until, tokens_of  # noqa: F401
-from workflows.models import Message, Run, Thread
 
 realtime = pytest.mark.django_db(transaction=True)  # consumers use the database from other threads
 

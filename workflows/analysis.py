@@ -7,16 +7,23 @@ import json
 import threading
 from functools import lru_cache
 
-from .engine.graph import Graph
-from .engine.registry import issue
-from .engine.validation import Analysis, analyze, analyze_raw
-from .models import Provider, WorkflowVersion
+from core.errors import DomainError
+from engine.graph import Graph
+from engine.registry import issue
+from engine.validation import Analysis, analyze, analyze_raw
+from providers.models import Provider
+from workflows.models import WorkflowVersion
 
 
-class InvalidWorkflow(Exception):
+class InvalidWorkflow(DomainError):
+    """A graph that cannot be published or run: ``issues`` are ``{node, field, message}`` (HTTP 400)."""
+
     def __init__(self, issues: list[dict]):
         super().__init__("the workflow has errors")
         self.issues = issues
+
+    def body(self) -> dict:
+        return {"detail": self.message, "errors": self.issues}
 
 
 def graph_issues(*, graph, owner) -> list[dict]:
@@ -24,7 +31,7 @@ def graph_issues(*, graph, owner) -> list[dict]:
     name (they must be the owner's) and credentials for each model (a key stored or in the environment).
 
     Raises ``GraphShapeError`` for input that is not graph-shaped at all."""
-    from . import llm  # litellm is imported on first use, not by importing this module
+    from providers import llm  # litellm is imported on first use, not by importing this module
 
     analysis = analyze_raw(graph)
     issues = list(analysis.issues)

@@ -16,11 +16,12 @@ import json
 from django.conf import settings
 from django.db import transaction
 
-from . import services
-from .engine.graph import Graph, GraphShapeError
-from .engine.registry import get_node_type
-from .models import Provider, Workflow
-from .text import BadJSON, contains_nul, parse_json
+from core.text import BadJSON, contains_nul, parse_json
+from engine.graph import Graph, GraphShapeError
+from engine.registry import get_node_type
+from providers.models import Provider
+from workflows import services
+from workflows.models import Workflow
 
 FORMAT_VERSION = 1
 PROVIDER_PARAM = "provider"

@@ -1,9 +1,9 @@
 """Every sample graph Skein ships, written once: the demos a new account starts with
-(``workflows/demo.py`` seeds them), the templates of the workflow list (``GET /api/templates/``)
+(``demo/seed.py`` seeds them), the templates of the workflow list (``GET /api/templates/``)
 and the graphs tests build on (``tests/graphs.py``).
 
 A sample is a function of a model ref and options returning a graph in React Flow's JSON
-(DESIGN.md §3). The model ref (``{"model", "provider"}``, plus any other param of the nodes that
+(docs/graph.md#format). The model ref (``{"model", "provider"}``, plus any other param of the nodes that
 call a model; ``{}`` leaves the node types' defaults) goes on every node that calls a model. Node
 ids are an option because each user of a sample names its nodes: the demos' conversation tests
 name ``assistant``, a template's nodes are named as the editor names a dropped node (``llm_1``),
@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .engine.graph import edge_json, node_json
+from engine.graph import edge_json, node_json
+from providers.catalog import model_default
+from workflows import samples
 
 ModelRef = Mapping[str, object]
 
@@ -118,7 +120,7 @@ def billing_router(
     return {"nodes": nodes, "edges": edges}
 
 
-# --- the demos (seeded for a new account by workflows/demo.py) ------------------------------------------
+# --- the demos (seeded for a new account by demo/seed.py) ------------------------------------------
 HELPFUL = "You are a helpful assistant. Answer briefly and clearly."
 # A small model answering from its memory sticks to what it was told at a low temperature.
 ANSWER_TEMPERATURE = 0.2
@@ -127,7 +129,7 @@ SUMMARIZER_TEMPERATURE = 0.2
 
 def demos(model: ModelRef, *, reply_tokens: int | None = None, summary_tokens: int | None = None) -> list[tuple[str, dict]]:
     """Every demo as (name, graph); the names are what the demos' conversation tests are keyed by
-    (workflows/conversation_tests/demo.py)."""
+    (demo/conversation_tests.py)."""
     capped = {"max_tokens": reply_tokens}
     summarizer = {**model, "temperature": SUMMARIZER_TEMPERATURE} | ({"max_tokens": summary_tokens} if summary_tokens else {})
     return [
@@ -227,3 +229,9 @@ TEMPLATES: tuple[Template, ...] = (
 def templates(model: ModelRef) -> list[dict]:
     """Every template as ``{key, name, description, graph}``, its nodes that call a model on ``model``."""
     return [{"key": t.key, "name": t.name, "description": t.description, "graph": t.build(model)} for t in TEMPLATES]
+
+
+def template_list(*, owner) -> list[dict]:
+    """The workflow list's templates (``samples.TEMPLATES``), their nodes that call a model on the
+    model a new node gets here, so a workflow made from one answers at once."""
+    return samples.templates(model_default(owner=owner))

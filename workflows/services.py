@@ -1,5 +1,6 @@
-"""Writes of workflows and providers: create and edit a draft, publish it (syncing its triggers),
-restore a version into it; store and change providers. Runs are ``runs``', turns ``turns``'."""
+"""Writes of workflows: create and edit a draft, publish it (the triggers app syncs its triggers),
+restore a version into it, and the draft's snapshots that the editor's runs execute. Runs and turns are
+the runs app's."""
 
 from __future__ import annotations
 
@@ -9,51 +10,24 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from . import versions
-from .analysis import InvalidWorkflow, graph_issues
-from .models import Provider, Workflow, WorkflowVersion
-from .triggers import triggers_sync
+from core.errors import DomainError
+from workflows import versions
+from workflows.analysis import InvalidWorkflow, graph_issues
+from workflows.models import Workflow, WorkflowVersion
+from workflows.signals import version_published
 
 
-class StaleRevision(Exception):
+class StaleRevision(DomainError):
+    """The draft was changed since the revision the edit is based on (HTTP 409 with the current one)."""
+
+    status = 409
+
     def __init__(self, current: int):
         super().__init__(f"the workflow was changed meanwhile (now at revision {current}); reload it")
         self.current = current
 
-
-class KeyNeededAgain(Exception):
-    """A stored key would go somewhere its owner did not send it."""
-
-
-# --- providers ----------------------------------------------------------------------------------
-def provider_create(*, owner, name: str, kind: str, api_base: str = "", api_key: str = "") -> Provider:
-    provider = Provider(owner=owner, name=name, kind=kind, api_base=api_base or "")
-    provider.api_key = api_key or ""
-    provider.save()
-    return provider
-
-
-def provider_update(*, provider: Provider, **fields) -> Provider:
-    """Change a provider. Moving a stored key (a new ``api_base`` or ``kind``) needs the key again
-    in the same change (``api_key``; an empty one removes it): ``KeyNeededAgain`` otherwise."""
-    moves = any(name in fields and (fields[name] or "") != getattr(provider, name) for name in ("kind", "api_base"))
-    if moves and provider.has_api_key and fields.get("api_key") is None:
-        raise KeyNeededAgain(
-            "changing the server or the kind of a provider with a stored key needs the key again "
-            "(send api_key; an empty one removes the stored key)"
-        )
-    for name in ("name", "kind", "api_base"):
-        if name in fields:
-            setattr(provider, name, fields[name] or "")
-    if "api_key" in fields and fields["api_key"] is not None:
-        provider.api_key = fields["api_key"]
-    provider.save()
-    return provider
-
-
-def provider_delete(*, provider: Provider) -> None:
-    """Delete a provider (and its stored key); the graphs that name it report it missing."""
-    provider.delete()
+    def body(self) -> dict:
+        return {"detail": self.message, "revision": self.current}
 
 
 # --- workflows ----------------------------------------------------------------------------------
@@ -88,7 +62,7 @@ def workflow_publish(*, workflow: Workflow, by=None) -> WorkflowVersion:
         version = WorkflowVersion.objects.create(workflow=locked, number=(last or 0) + 1, graph=locked.graph, published_by=by)
         Workflow.objects.filter(pk=locked.pk).update(published_version=version)
         workflow.published_version = version
-        triggers_sync(workflow=workflow, version=version)
+        version_published.send(sender=Workflow, workflow=workflow, version=version)  # the triggers sync
     return version
 
 
@@ -101,3 +75,25 @@ def version_restore(*, workflow: Workflow, number: int, revision: int | None = N
     return workflow_update(
         workflow=workflow, revision=workflow.revision if revision is None else revision, graph=copy.deepcopy(version.graph)
     )
+
+
+def draft_snapshot(*, workflow: Workflow) -> WorkflowVersion:
+    """The draft as an immutable version, one per draft revision, for test runs."""
+    version, _ = WorkflowVersion.objects.get_or_create(
+        workflow=workflow, draft_revision=workflow.revision, defaults={"graph": workflow.graph}
+    )
+    return version
+
+
+def draft_for_run(*, workflow: Workflow) -> WorkflowVersion:
+    """The draft's snapshot, if it is valid enough to run (``InvalidWorkflow`` otherwise).
+
+    A snapshot exists only for a revision that passed validation, so later turns on the same
+    revision skip it (a provider deleted since then fails the run with a clear step error)."""
+    existing = WorkflowVersion.objects.filter(workflow=workflow, draft_revision=workflow.revision).first()
+    if existing is not None:
+        return existing
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+    if issues:
+        raise InvalidWorkflow(issues)
+    return draft_snapshot(workflow=workflow)

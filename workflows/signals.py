@@ -1,12 +1,13 @@
-from django.db.models.signals import post_delete
-from django.dispatch import receiver
+"""What the workflows app tells the apps above it, which connect to these in their app config:
+the workflows app imports none of them."""
 
-from .models import Workflow
+from django.dispatch import Signal
 
+# Sent inside the transaction that publishes a version (``workflow``, ``version``): a receiver that
+# fails undoes the publish. The triggers app makes its webhooks and schedules match the version.
+version_published = Signal()
 
-@receiver(post_delete, sender=Workflow)
-def remove_schedules(sender, instance, **kwargs):
-    """A deleted workflow (directly or with its owner) leaves no periodic tasks behind."""
-    from .triggers import triggers_remove
-
-    triggers_remove(workflow_id=instance.pk)
+# Asked when the editor opens a workflow (``workflow``, ``base_url``): each receiver answers the
+# published version's entry points it serves, as ``[{node, type, ...}]`` (the triggers app: webhook
+# URLs and schedules' next runs).
+triggers_listed = Signal()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from .models import Workflow, WorkflowVersion
+from workflows.models import Workflow, WorkflowVersion
 
 VERSION_HEADER = "X-Skein-Version"
 MAX_VERSION = 2**31 - 1

@@ -198,7 +198,7 @@ def test_the_share_panel_says_when_no_scheduler_runs(page, provider):
     """This server (the test's, not `make run`'s) fires no schedules: the panel says so, and what to do."""
     from django.core.cache import cache
 
-    from workflows import beat
+    from triggers import beat
 
     cache.delete(beat.HEARTBEAT_KEY)
     graph = chat_graph(provider["id"])

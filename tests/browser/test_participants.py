@@ -13,10 +13,10 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
+from participants.services import identity_sign
 from tests.browser.helpers import api_get, api_post, log_in
 from tests.browser.test_widget import expect_reply, open_widget
 from tests.test_participants import extracting_responder, facts_graph, is_extraction
-from workflows.participants import identity_sign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -141,7 +141,8 @@ def visitor(chromium):
 
 def test_a_signed_widget_embed_on_another_origin_carries_the_user(facts_site, visitor, fake_llm):
     from memory.models import Fact
-    from workflows.models import Participant, Thread
+    from participants.models import Participant
+    from runs.models import Thread
 
     fake_llm.responder = extracting_responder
     page = visitor
@@ -174,7 +175,8 @@ def test_a_signed_widget_embed_on_another_origin_carries_the_user(facts_site, vi
 
 
 def test_the_test_chat_talks_as_a_participant(page, browser_user, fake_llm):
-    from workflows.models import Participant, Run
+    from participants.models import Participant
+    from runs.models import Run
 
     log_in(page)
     provider = api_post(

@@ -113,7 +113,7 @@ def expect_reply(page, index, text, **kwargs):
 
 
 def test_chat_stream_reload_and_continue(server, site, visitor, fake_llm):
-    from workflows.models import Thread
+    from runs.models import Thread
 
     allow(server, [site["origin"]])
     fake_llm.responder = lambda request: Reply(text=REPLY, token_delay=0.04)

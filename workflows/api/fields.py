@@ -1,8 +1,9 @@
+"""The workflows API's fields: a graph within its size caps, a problem of a graph."""
+
 from django.conf import settings
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 
-from workflows.engine.graph import Graph, GraphShapeError
+from engine.graph import Graph, GraphShapeError
 
 
 class GraphField(serializers.JSONField):
@@ -26,29 +27,3 @@ class IssueSerializer(serializers.Serializer):
     node = serializers.CharField(allow_null=True)
     field = serializers.CharField(allow_null=True)
     message = serializers.CharField()
-
-
-class WarningSerializer(serializers.Serializer):
-    node = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-
-
-class TurnResultSerializer(serializers.Serializer):
-    """A run as the chat endpoints answer once its turn is done (or their wait ran out)."""
-
-    run = serializers.IntegerField(source="pk")
-    thread = serializers.IntegerField(source="thread_id", allow_null=True)
-    status = serializers.CharField()
-    reply = serializers.CharField(source="output", allow_blank=True)
-    error = serializers.CharField(allow_blank=True)
-    warnings = WarningSerializer(many=True)
-
-
-def filtered_page(view, request, *, query_class, select, output_class):
-    """A list view's answer: query parameters checked by ``query_class``, the rows ``select(**them)``
-    returns, one page of them (``limit``, ``offset``) through ``output_class``."""
-    query = query_class(data=request.query_params)
-    query.is_valid(raise_exception=True)
-    paginator = LimitOffsetPagination()
-    page = paginator.paginate_queryset(select(owner=request.user, **query.validated_data), request, view=view)
-    return paginator.get_paginated_response(output_class(page, many=True).data)

@@ -7,11 +7,10 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.parsers import RawBodyParser
 from workflows import files
+from workflows.api.workflows import WorkflowOutput, workflow_detail
 from workflows.lookups import workflow_or_404
-
-from .hooks import RawBodyParser
-from .workflows import WorkflowOutput, workflow_detail
 
 MULTIPART_OVERHEAD = 64 * 1024  # form boundaries and headers around an uploaded file
 

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import selectors
+from workflows import samples as selectors
 
 
 class TemplateOutput(serializers.Serializer):

@@ -7,9 +7,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workflows import services, versions
+from workflows.api.workflows import WorkflowOutput, workflow_detail
 from workflows.lookups import workflow_or_404
-
-from .workflows import WorkflowOutput, workflow_detail
 
 
 class VersionOutput(serializers.Serializer):

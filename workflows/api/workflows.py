@@ -1,22 +1,21 @@
+"""Workflows: the list, one draft (with its problems and its published triggers), the node types."""
+
 from dataclasses import dataclass
 from functools import lru_cache
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows import participants, runs, selectors, services, triggers
+from engine.registry import all_node_types
+from workflows import selectors, services
 from workflows.analysis import graph_issues
-from workflows.conversation_tests.api import publish
-from workflows.engine.registry import all_node_types
-from workflows.lookups import thread_or_404, workflow_or_404
+from workflows.api.fields import GraphField, IssueSerializer
+from workflows.lookups import workflow_or_404
 from workflows.models import Workflow
-
-from .deferred import wait_answer
-from .fields import GraphField, IssueSerializer, TurnResultSerializer
+from workflows.signals import triggers_listed
 
 
 class WorkflowListItem(serializers.Serializer):
@@ -54,6 +53,13 @@ class WorkflowDetail:
         return getattr(self.workflow, name)
 
 
+def published_triggers(workflow, request) -> list[dict]:
+    """The published version's triggers with their URLs, from the apps that serve them."""
+    base_url = request.build_absolute_uri("/").rstrip("/")
+    answers = triggers_listed.send(sender=Workflow, workflow=workflow, base_url=base_url)
+    return [item for _, items in answers for item in items]
+
+
 def workflow_detail(workflow, request, *, more_errors: list[dict] = ()) -> dict:
     """The editor's view of a workflow: its problems (``more_errors`` first), whether the draft
     differs from the published version, its triggers with their URLs."""
@@ -62,7 +68,7 @@ def workflow_detail(workflow, request, *, more_errors: list[dict] = ()) -> dict:
             workflow=workflow,
             errors=[*more_errors, *graph_issues(graph=workflow.graph, owner=workflow.owner)],
             unpublished_changes=selectors.workflow_unpublished_changes(workflow=workflow),
-            triggers=triggers.triggers_of(workflow=workflow, base_url=request.build_absolute_uri("/").rstrip("/")),
+            triggers=published_triggers(workflow, request),
         )
     ).data
 
@@ -150,56 +156,3 @@ class WorkflowDetailView(APIView):
     def delete(self, request, pk: int):
         services.workflow_delete(workflow=workflow_or_404(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class PublishedOutput(serializers.Serializer):
-    version = serializers.IntegerField(source="number", help_text="the number of the version just published")
-
-
-class PublishView(APIView):
-    @extend_schema(request=None, responses={201: PublishedOutput})
-    def post(self, request, pk: int):
-        version = publish(workflow_or_404(request, pk), by=request.user)  # the tests' publish gate (setting off: a plain publish)
-        return Response(PublishedOutput(version).data, status=status.HTTP_201_CREATED)
-
-
-class ChatInput(serializers.Serializer):
-    message = serializers.CharField(max_length=100_000, trim_whitespace=False)
-    thread = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
-    participant = serializers.JSONField(
-        required=False,
-        allow_null=True,
-        help_text="who is talking (at most 200 printable characters): memory keyed by participant follows them across threads",
-    )
-
-
-class ChatView(APIView):
-    """Send a message to the draft workflow and get the reply once the turn finished."""
-
-    @extend_schema(request=ChatInput, responses={200: TurnResultSerializer})
-    def post(self, request, pk: int):
-        workflow = workflow_or_404(request, pk)
-        data = ChatInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        thread = None
-        if data.validated_data.get("thread"):
-            thread = thread_or_404(request, data.validated_data["thread"], workflow=workflow)
-        participant = participants.participant_for_call(workflow=workflow, value=data.validated_data.get("participant"))
-        run = runs.chat_start(workflow=workflow, message=data.validated_data["message"], thread=thread, participant=participant)
-        return wait_answer(request, run, answer="turn", timeout=settings.SKEIN_CHAT_WAIT_S)
-
-
-class ManualRunInput(serializers.Serializer):
-    message = serializers.CharField(max_length=100_000, required=False, allow_blank=True, default="", trim_whitespace=False)
-
-
-class ManualRunView(APIView):
-    """The editor's Run button: run the draft from its ``trigger.manual`` and wait for the result."""
-
-    @extend_schema(request=ManualRunInput, responses={200: TurnResultSerializer})
-    def post(self, request, pk: int):
-        workflow = workflow_or_404(request, pk)
-        data = ManualRunInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        run = runs.manual_start(workflow=workflow, message=data.validated_data["message"])
-        return wait_answer(request, run, answer="turn", timeout=settings.SKEIN_CHAT_WAIT_S)

@@ -1,12 +1,12 @@
 """Skein's built-in node types, one module per family, listed in ``NODE_TYPES``: the app config
 (``workflows.apps``) registers them, in this order (the editor's palette order)."""
 
-from .llm import LLMNode, ModelNode
-from .memory import BufferMemory, FactsMemory, SummaryMemory, WindowMemory
-from .output import OutputNode
-from .router import LLMRouter, StaticRouter
-from .template import TemplateNode
-from .triggers import ChatTrigger, ManualTrigger, ScheduleTrigger, WebhookTrigger
+from workflows.nodes.llm import LLMNode, ModelNode
+from workflows.nodes.memory import BufferMemory, FactsMemory, SummaryMemory, WindowMemory
+from workflows.nodes.output import OutputNode
+from workflows.nodes.router import LLMRouter, StaticRouter
+from workflows.nodes.template import TemplateNode
+from workflows.nodes.triggers import ChatTrigger, ManualTrigger, ScheduleTrigger, WebhookTrigger
 
 NODE_TYPES = (
     LLMNode,

@@ -15,8 +15,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import Namespace
 from pydantic import Field
 
-from workflows.engine.registry import FlowValue, NodeError, Params
-from workflows.engine.services import ModelRef
+from engine.interfaces import ModelRef
+from engine.registry import FlowValue, NodeError, Params
 
 
 class CpuBudget:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind, issue
-
-from .common import ModelParams, joined_text, render
+from engine.registry import FlowValue, NodeResult, NodeType, Port, PortKind, issue
+from workflows.nodes.common import ModelParams, joined_text, render
 
 # A consumer takes one history memory and one memory.facts at most (validation says so).
 MEMORY_PORT = Port("memory", PortKind.MEMORY, multiple=True)

@@ -1,4 +1,4 @@
-"""Conversation memory nodes (DESIGN.md §4).
+"""Conversation memory nodes (docs/memory.md#conversation-memory).
 
 A memory node attaches to a consuming node's ``memory`` port. The strategies themselves (what is
 kept, when to summarize) live in the ``memory`` app; these classes declare params and ports and,
@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue
 from memory import facts as fact_rules
 from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
-from workflows.engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, Port, PortKind, issue
 
 CONSUMERS = ("llm", "router.llm")
 

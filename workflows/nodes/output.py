@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from workflows.engine.registry import NodeResult, NodeType, Port
-
-from .common import joined_text
+from engine.registry import NodeResult, NodeType, Port
+from workflows.nodes.common import joined_text
 
 
 class OutputNode(NodeType):

@@ -8,10 +8,9 @@ from functools import lru_cache
 import re2
 from pydantic import Field, field_validator, model_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port, issue
-
-from .common import CpuBudget, ModelParams, joined_text
-from .llm import MEMORY_PORT, ask_model, memory_port_issues, remember
+from engine.registry import FlowValue, NodeResult, NodeType, Params, Port, issue
+from workflows.nodes.common import CpuBudget, ModelParams, joined_text
+from workflows.nodes.llm import MEMORY_PORT, ask_model, memory_port_issues, remember
 
 ROUTE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_ .-]{0,63}$"
 

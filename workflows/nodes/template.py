@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port
-
-from .common import joined_text, render, template_syntax_error
+from engine.registry import FlowValue, NodeResult, NodeType, Params, Port
+from workflows.nodes.common import joined_text, render, template_syntax_error
 
 
 class TemplateNode(NodeType):

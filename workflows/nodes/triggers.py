@@ -7,7 +7,7 @@ import zoneinfo
 from celery.schedules import crontab
 from pydantic import Field, field_validator
 
-from workflows.engine.registry import FlowValue, NodeResult, NodeType, Params, Port
+from engine.registry import FlowValue, NodeResult, NodeType, Params, Port
 
 
 class TriggerNode(NodeType):

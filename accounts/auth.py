@@ -1,0 +1,123 @@
+"""Logging in, API tokens and passwords: one lockout for every way in (API, session, admin).
+
+- ``LockoutBackend`` (``AUTHENTICATION_BACKENDS``): ten failures per account or per client address
+  lock both for 15 minutes, right password or not. Every ``authenticate()`` goes through it, so
+  the admin's login form is locked out exactly like ``POST /api/auth/token/``.
+- API tokens are rotated on logout and on a password change, and expire after
+  ``SKEIN_TOKEN_TTL_HOURS`` when that is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.password_validation import validate_password
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
+
+from core.clientaddr import request_client
+
+LOGIN_FAILURES_ALLOWED = 10
+LOGIN_LOCKOUT_S = 15 * 60
+
+
+def _failure_keys(request, username: str) -> list[str]:
+    client = request_client(request) if request is not None else "unknown"
+    # A digest: any text a visitor types as a user name makes a valid, bounded cache key.
+    user = hashlib.sha256((username or "").lower().encode()).hexdigest()[:32]
+    return [f"skein:login-fail:user:{user}", f"skein:login-fail:ip:{client}"]
+
+
+def login_locked(request, username: str) -> bool:
+    return any((cache.get(key) or 0) >= LOGIN_FAILURES_ALLOWED for key in _failure_keys(request, username))
+
+
+def login_failed(request, username: str) -> None:
+    for key in _failure_keys(request, username):
+        cache.add(key, 0, timeout=LOGIN_LOCKOUT_S)
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=LOGIN_LOCKOUT_S)
+
+
+class LockoutBackend(ModelBackend):
+    """Django's model backend behind the login lockout."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if username is None:
+            username = kwargs.get(self._username_field(), "")
+        if login_locked(request, username or ""):
+            raise PermissionDenied("too many failed logins")  # ends authenticate(): no other backend
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            login_failed(request, username or "")
+        return user
+
+    @staticmethod
+    def _username_field() -> str:
+        from django.contrib.auth import get_user_model
+
+        return get_user_model().USERNAME_FIELD
+
+
+# --- API tokens -----------------------------------------------------------------------------------
+def token_expired(token: Token) -> bool:
+    hours = settings.SKEIN_TOKEN_TTL_HOURS
+    return bool(hours) and token.created < timezone.now() - timedelta(hours=hours)
+
+
+def token_for(*, user) -> Token:
+    """The user's API token; a new one when the old one expired."""
+    token = Token.objects.filter(user=user).first()
+    if token is not None and token_expired(token):
+        token.delete()
+        token = None
+    return token or Token.objects.create(user=user)
+
+
+def tokens_revoke(*, user) -> None:
+    Token.objects.filter(user=user).delete()
+
+
+class ExpiringTokenAuthentication(TokenAuthentication):
+    """``Authorization: Token <key>``; an expired token is refused (get a new one)."""
+
+    def authenticate_credentials(self, key):
+        user, token = super().authenticate_credentials(key)
+        if token_expired(token):
+            raise AuthenticationFailed("the API token expired: get a new one from POST /api/auth/token/")
+        return user, token
+
+
+# --- passwords ------------------------------------------------------------------------------------
+class PasswordRefused(Exception):
+    def __init__(self, field: str, messages: list[str]):
+        super().__init__("; ".join(messages))
+        self.field = field
+        self.messages = messages
+
+
+def password_change(*, request, user, old_password: str, new_password: str) -> None:
+    """Set a new password after checking the current one (through the lockout). Every API token of
+    the user is revoked and every other session of theirs ends; the caller's session goes on."""
+    from django.contrib.auth import authenticate, update_session_auth_hash
+
+    if authenticate(request, username=user.get_username(), password=old_password) is None:
+        raise PasswordRefused("old_password", ["the current password is wrong"])
+    try:
+        validate_password(new_password, user)
+    except ValidationError as exc:
+        raise PasswordRefused("new_password", list(exc.messages)) from None
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
+    tokens_revoke(user=user)
+    if hasattr(request, "session"):
+        update_session_auth_hash(request, user)
