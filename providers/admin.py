@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from providers import netguard
+from core import netguard
 from providers.models import Provider
 
 

@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from providers import catalog, diagnosis, netguard, selectors, services
+from core import netguard
+from providers import catalog, diagnosis, selectors, services
 from providers.models import Provider
 
 

@@ -8,11 +8,11 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import litellm  # noqa: E402
 from django.conf import settings
 
-from providers import catalog, local_model, netguard  # noqa: E402
-from providers.llm import ENVIRONMENT_KEYS, one_line
+from core import netguard
+from providers import llm, local_model
+from providers.llm import ENVIRONMENT_KEYS, litellm, one_line
 from providers.models import Provider
 
 MAX_DEFAULT_LISTINGS = 3
@@ -22,28 +22,26 @@ def model_default(*, owner) -> dict:
     """The model a new node (or template, or demo) starts with on this installation, for ``owner``:
     ``{provider, model}``. A provider of the owner's that can be called (the newest first), else a
     model the environment's keys reach, else the bundled local model: something that answers."""
-    from providers import llm
-
     providers = list(Provider.objects.filter(owner=owner).order_by("-created", "-id"))
     asked = 0  # servers asked for their model list: a few at most, each briefly (the editor waits)
     for provider in providers:
         if provider.kind == "local" or llm.credentials_problem(model="", provider=provider) is not None:
             continue
-        if catalog.needs_listing(provider):
+        if needs_listing(provider):
             if asked == MAX_DEFAULT_LISTINGS:
                 continue
             asked += 1
-        model = catalog.default_model(provider, timeout=2.0)
+        model = default_model(provider, timeout=2.0)
         if model:
             return {"provider": provider.pk, "model": model}
     for kind in llm.ENVIRONMENT_KEYS:
-        model = catalog.DEFAULT_MODELS[kind]
+        model = DEFAULT_MODELS[kind]
         if llm.credentials_problem(model=model, provider=None) is None:
             return {"provider": None, "model": model}
     local = next((p for p in reversed(providers) if p.kind == "local"), None)
     if local is not None:
-        return {"provider": local.pk, "model": catalog.DEFAULT_MODELS["local"]}
-    return {"provider": None, "model": f"{llm.local_model.PROVIDER}/{llm.local_model.MODEL_NAME}"}
+        return {"provider": local.pk, "model": DEFAULT_MODELS["local"]}
+    return {"provider": None, "model": f"{local_model.PROVIDER}/{local_model.MODEL_NAME}"}
 
 
 # The model a new node gets on a provider of this kind (kinds that serve a list use its first model).

@@ -6,7 +6,7 @@ Reasons (a contract with the editor): ``unreachable``, ``tls``, ``auth``, ``not_
 OpenAI-compatible servers (and ``openai`` with a base URL) are probed over HTTP, so the answer can
 tell an HTML page from an API: ``GET <base>/models``, then one tiny ``POST <base>/chat/completions``.
 Ollama lists ``GET <base>/api/tags``. Other kinds make one real call through litellm. Every request
-goes through the address guard (``providers.netguard``); nothing of a server's answer is returned
+goes through the address guard (``core.netguard``); nothing of a server's answer is returned
 beyond a short, single-line reason.
 """
 
@@ -17,9 +17,10 @@ import time
 
 import httpx
 
+from core import netguard
 from engine.interfaces import ModelRef
 from engine.registry import NodeError
-from providers import llm, local_model, netguard
+from providers import llm, local_model
 
 PROBE_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5", "ollama": "llama3.2", "local": local_model.MODEL_NAME}
 PROBE_PROMPT = [{"role": "user", "content": "Reply with one word: pong"}]

@@ -20,7 +20,8 @@ from engine.registry import NodeError
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm  # noqa: E402
 
-from providers import local_model, netguard  # noqa: E402
+from core import netguard  # noqa: E402
+from providers import local_model  # noqa: E402
 
 logger = logging.getLogger("skein.llm")
 litellm.suppress_debug_info = True

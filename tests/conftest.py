@@ -30,6 +30,16 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
             database.setdefault("TEST", {})["NAME"] = f"test_skein_{os.getpid()}"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache: login failures and API throttles counted by an earlier
+    test (whose user may have had the same id) never refuse this one's requests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture(scope="session")
 def fake_llm_server():
     server = FakeLLM().start()

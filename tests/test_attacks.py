@@ -369,7 +369,7 @@ def test_a_stored_provider_on_a_refused_address_is_checked_again_on_every_reques
 def test_dns_is_checked_after_resolution_on_every_request(api, make_workflow, chat, fake_llm, monkeypatch):
     """A name that resolved to a public address when it was saved, and to the metadata service
     (DNS rebinding) when a model is called: the call is refused, nothing is sent."""
-    from providers import netguard
+    from core import netguard
 
     answers = {"rebind.example": "93.184.216.34"}
     real = socket.getaddrinfo
