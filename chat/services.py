@@ -31,7 +31,7 @@ def stream_version(*, workflow: Workflow, version: str):
         if workflow.published_version is None:
             raise NotPublished("This workflow is not published yet.")
         return workflow.published_version
-    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner, workflow_id=workflow.pk)
     if issues:
         raise InvalidWorkflow(issues)
     return workflow_services.draft_snapshot(workflow=workflow)

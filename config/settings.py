@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "observability",
     "accounts",
     "providers",
+    "tools",
     "memory",
     "workflows",
     "runs",
@@ -245,6 +246,10 @@ else:
 SKEIN_SUMMARY_TIMEOUT_S = env.float("SKEIN_SUMMARY_TIMEOUT_S", default=45.0)
 SKEIN_LLM_TIMEOUT_S = env.float("SKEIN_LLM_TIMEOUT_S", default=120.0)
 SKEIN_LLM_RETRIES = env.int("SKEIN_LLM_RETRIES", default=2)
+# Tools (docs/tools.md): the most of an answer a tool's HTTP request or MCP call may read, and how
+# long listing an MCP server's tools from the editor may take.
+SKEIN_TOOL_MAX_RESPONSE_BYTES = env.int("SKEIN_TOOL_MAX_RESPONSE_BYTES", default=1_000_000)
+SKEIN_TOOL_LIST_TIMEOUT_S = env.float("SKEIN_TOOL_LIST_TIMEOUT_S", default=15.0)
 SKEIN_CHAT_WAIT_S = env.float("SKEIN_CHAT_WAIT_S", default=300.0)
 # Threads that run views in a web process (config/handlers.py). A request holds one only while its
 # view runs (waits and streams hold none), except in the embedded mode, where a chat request's

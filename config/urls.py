@@ -46,6 +46,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("accounts.urls")),
     path("api/", include("providers.urls")),
+    path("api/", include("tools.urls")),
     path("api/", include("workflows.urls")),
     path("api/", include("runs.urls")),
     path("api/", include("chat.urls")),

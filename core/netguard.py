@@ -1,8 +1,10 @@
-"""Where requests to a provider's ``api_base`` may go (SECURITY.md#provider-addresses-skein_provider_allowed_hosts).
+"""Where Skein's outbound requests may go: a provider's ``api_base``, a tool's URL, an MCP server
+(SECURITY.md#provider-addresses-skein_provider_allowed_hosts).
 
-Every outbound request to a model provider goes through ``http_client()``: litellm's OpenAI-SDK
-calls (``litellm.client_session``), its own HTTP handler for Anthropic and Ollama (``llm_client()``),
-and the ``/models`` listings. Its transport resolves the host on every request, refuses the
+Every outbound request goes through ``http_client()`` (or ``async_http_client()``): litellm's
+OpenAI-SDK calls (``litellm.client_session``), its own HTTP handler for Anthropic and Ollama
+(``llm_client()``), the ``/models`` listings, tools' HTTP requests and the MCP client. Its
+transport resolves the host on every request, refuses the
 request when any address the name resolves to is refused, connects over plain HTTP to the address
 it checked (a second lookup cannot swap it: no DNS rebinding; over https the certificate binds the
 connection to the name) and follows no redirects.
@@ -23,7 +25,9 @@ import socket
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
+import httpx2
 from django.conf import settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -96,9 +100,10 @@ def check_address_list(host: str, addresses: list[IPAddress]) -> None:
             raise RefusedAddress(f"{shown} is {reason}{hint}")
 
 
-def api_base_problem(url: str) -> str | None:
-    """What is wrong with ``url`` as a provider's base URL (checked when it is saved or tested),
-    or None. A name that does not resolve now is not refused here: every request checks again."""
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as an address to send requests to (a provider's base URL when it
+    is saved or tested, a tool's URL), or None. A name that does not resolve now is not refused
+    here: every request checks again."""
     try:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -107,7 +112,7 @@ def api_base_problem(url: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "use an http:// or https:// URL with a host name"
     if parts.username or parts.password:
-        return "put the key in the API key field, not in the URL"
+        return "put credentials in a key or a secret, not in the URL"
     try:
         check_address_list(parts.hostname, resolve(parts.hostname, port))
     except RefusedAddress as exc:
@@ -117,30 +122,62 @@ def api_base_problem(url: str) -> str | None:
     return None
 
 
+def _pinned(request):
+    """The request's URL aimed at the address just checked, over plain HTTP (the Host header still
+    names the host), so that a second lookup cannot swap it. Over https the certificate check binds
+    the connection to the name: a rebound name cannot reach a service without that name's
+    certificate."""
+    host = request.url.host
+    port = request.url.port or (443 if request.url.scheme == "https" else 80)
+    try:
+        addresses = resolve(host, port)
+    except (OSError, UnicodeError) as exc:
+        raise httpx.ConnectError(f"cannot resolve {host}: {exc}", request=request) from exc
+    try:
+        check_address_list(host, addresses)
+    except RefusedAddress as exc:
+        raise RefusedAddress(str(exc), request=request) from None
+    address = str(addresses[0])
+    if request.url.scheme == "http" and address != host.strip("[]"):
+        return request.url.copy_with(host=address)
+    return request.url
+
+
 class GuardedTransport(httpx.HTTPTransport):
     """Resolves, checks and pins the address of every request before it is sent."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        host = request.url.host
-        port = request.url.port or (443 if request.url.scheme == "https" else 80)
-        try:
-            addresses = resolve(host, port)
-        except (OSError, UnicodeError) as exc:
-            raise httpx.ConnectError(f"cannot resolve {host}: {exc}", request=request) from exc
-        try:
-            check_address_list(host, addresses)
-        except RefusedAddress as exc:
-            raise RefusedAddress(str(exc), request=request) from None
-        address = str(addresses[0])
-        if request.url.scheme == "http" and address != host.strip("[]"):
-            # Connect to the address just checked (the Host header still names the host), so a
-            # second lookup cannot swap it. Over https the certificate check binds the connection
-            # to the name: a rebound name cannot reach a service without that name's certificate.
-            request.url = request.url.copy_with(host=address)
+        request.url = _pinned(request)
         response = super().handle_request(request)
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             response.stream = _FinishedStreamDrain(response.stream)
         return response
+
+
+class GuardedAsyncTransport(httpx2.AsyncHTTPTransport):
+    """``GuardedTransport`` for asynchronous clients (httpx2, the MCP client's)."""
+
+    async def handle_async_request(self, request):
+        host = request.url.host
+        port = request.url.port or (443 if request.url.scheme == "https" else 80)
+        try:
+            addresses = await anyio.to_thread.run_sync(resolve, host, port)
+        except (OSError, UnicodeError) as exc:
+            raise httpx2.ConnectError(f"cannot resolve {host}: {exc}", request=request) from exc
+        try:
+            check_address_list(host, addresses)
+        except RefusedAddress as exc:
+            raise httpx2.ConnectError(str(exc), request=request) from exc
+        address = str(addresses[0])
+        if request.url.scheme == "http" and address != host.strip("[]"):
+            request.url = request.url.copy_with(host=address)
+        return await super().handle_async_request(request)
+
+
+def async_http_client(**kwargs):
+    """A new guarded asynchronous client (bound to the event loop that uses it): no redirects, no
+    proxy from the environment."""
+    return httpx2.AsyncClient(transport=GuardedAsyncTransport(), follow_redirects=False, trust_env=False, **kwargs)
 
 
 class _FinishedStreamDrain(httpx.SyncByteStream):

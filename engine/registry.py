@@ -13,11 +13,14 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.interfaces import ToolOutcome, ToolSpec
+
 
 class PortKind(str, Enum):
     FLOW = "flow"
     MEMORY = "memory"
     LLM = "llm"
+    TOOL = "tool"
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,16 @@ class NodeType:
         """Run the node: ``ctx`` is an ``engine.context.NodeContext``, ``inputs`` the values that
         arrived on each flow input."""
         raise NodeError(f"node type {self.type} cannot run on its own")
+
+    # --- a tool (a node whose output is a ``tool`` port, attached to an LLM's ``tools``) ----------
+    def tool_specs(self, ctx) -> list[ToolSpec]:
+        """The functions this tool offers the model (``ctx``: the tool node's ``NodeContext``)."""
+        return []
+
+    def tool_call(self, ctx, name: str, arguments: dict, *, timeout: float) -> ToolOutcome:
+        """Call one of ``tool_specs`` with arguments that match its schema, within ``timeout``
+        seconds. A failure the model should hear about is a ``ToolOutcome`` with an ``error``."""
+        raise NodeError(f"node type {self.type} is not a tool")
 
     @classmethod
     def describe(cls) -> dict:

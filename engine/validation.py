@@ -56,6 +56,7 @@ class Analysis:
             spec=spec,
             consumer_node=consumer.node_id if consumer else None,
             consumer_model=consumer.node_type.model_ref_of(consumer.params) if consumer else None,
+            consumer_tools=bool(consumer and self.attached(consumer.node_id, "tools")),
         )
 
 

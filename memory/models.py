@@ -42,6 +42,10 @@ class HistoryMessage(models.Model):
     seq = models.PositiveIntegerField()
     role = models.CharField(max_length=16)
     content = models.TextField()
+    # A tool round (memory/tool_rounds.py): an assistant message's calls, in OpenAI's shape
+    # ([{id, type: "function", function: {name, arguments}}]), and the call a "tool" message answers.
+    tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=100, blank=True)
     # Token counts by tokenizer name ({"o200k": 12, "gguf:SmolLM2-...": 14}): each counted once, when
     # the message is written or first read by a model with that tokenizer (memory/tokens.py).
     token_counts = models.JSONField(default=dict)

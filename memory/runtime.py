@@ -27,6 +27,7 @@ from memory.spec import GLOBAL, THREAD, Facts, HistoryRef, MemorySpec, Summary
 from memory.summarizer import SummaryTimeout, summarize
 from memory.summary_prompt import summary_from_reply, summary_request
 from memory.tokens import Tokenizer
+from memory.tool_rounds import as_text
 
 logger = logging.getLogger("skein.memory")
 
@@ -63,6 +64,8 @@ class MemoryRuntime:
         self._fallbacks_noted: set[str] = set()
         # memory.facts bindings that took part in the turn -> the exchange to extract facts from
         self._extractions: dict[str, tuple[MemoryBinding, str, str]] = {}
+        # The tool rounds of the nodes that read the global history: they join it with the turn.
+        self._turn_rounds: dict[str | None, list[dict]] = {}
 
     def _key(self, spec: MemorySpec) -> str:
         if falls_back(spec.scope, participant_id=self.participant_id) and spec.node not in self._fallbacks_noted:
@@ -110,17 +113,20 @@ class MemoryRuntime:
         services.token_counts_store(rows=plan.counted)
         if plan.to_summarize:
             plan = self._summarize(binding, history, plan, tokenizer)
-        return MemoryContext(messages=strategies.context_messages(spec.seeds, plan.summary, plan.kept), summary=plan.summary or None)
+        messages = strategies.context_messages(spec.seeds, plan.summary, plan.kept, tools=binding.consumer_tools)
+        return MemoryContext(messages=messages, summary=plan.summary or None)
 
-    def record_exchange(self, binding: MemoryBinding, user_text: str, model_text: str) -> None:
+    def record_exchange(self, binding: MemoryBinding, user_text: str, model_text: str, rounds: list[dict] = ()) -> None:
         spec: MemorySpec = binding.spec
         if isinstance(spec.strategy, Facts):
             self._extractions[spec.node] = (binding, user_text, model_text)  # see after_turn
             return
         if spec.history.written_by_turn:
-            return  # see turn_finished
+            if rounds and binding.consumer_node not in self._turn_rounds:
+                self._turn_rounds[binding.consumer_node] = list(rounds)  # see turn_finished
+            return
         ident = self._ident(spec.history, spec.scope, spec)
-        entries = [{"role": "user", "content": user_text}, {"role": "assistant", "content": model_text}]
+        entries = [{"role": "user", "content": user_text}, *rounds, {"role": "assistant", "content": model_text}]
         services.history_append(
             history=self._history(ident, create=True),
             messages=entries,
@@ -144,7 +150,9 @@ class MemoryRuntime:
     def turn_finished(self, *, user_text: str, reply: str) -> None:
         """The turn's input and reply join the thread's global history (on top of anything a
         ``set_history`` put there during the turn). Called inside the turn's final transaction."""
-        turn = [{"role": role, "content": text} for role, text in (("user", user_text), ("assistant", reply)) if text]
+        rounds = [message for node_rounds in self._turn_rounds.values() for message in node_rounds]
+        turn = ([{"role": "user", "content": user_text}] if user_text else []) + rounds
+        turn += [{"role": "assistant", "content": reply}] if reply else []
         if self.thread_id:
             ident = self._ident(GLOBAL_HISTORY, THREAD)
             services.history_append(
@@ -240,7 +248,8 @@ class MemoryRuntime:
         model = strategy.summarizer(binding.consumer_model)
         timeout = float(settings.SKEIN_SUMMARY_TIMEOUT_S)
         first, last = plan.to_summarize[0]["seq"], plan.to_summarize[-1]["seq"]
-        request = summary_request(prompt=strategy.prompt, previous_summary=plan.summary, messages=plan.to_summarize)
+        folded = as_text(plan.to_summarize)  # tool rounds are folded as text, like the other messages
+        request = summary_request(prompt=strategy.prompt, previous_summary=plan.summary, messages=folded)
         record = dict(
             history=history,
             memory_node=spec.node,
@@ -260,7 +269,7 @@ class MemoryRuntime:
             call = self._bind_model(spec.node, model, stream=False)
             result = summarize(lambda messages, deadline: call(messages, deadline=deadline), request, timeout=timeout)
             text = summary_from_reply(
-                previous_summary=plan.summary, reply=result.text, messages=plan.to_summarize, prompt=strategy.prompt, request=request
+                previous_summary=plan.summary, reply=result.text, messages=folded, prompt=strategy.prompt, request=request
             )
             if not text:
                 raise RuntimeError("the summarizer answered with an empty summary")

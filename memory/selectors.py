@@ -9,8 +9,9 @@ from __future__ import annotations
 from memory.keys import thread_key
 from memory.models import Fact, FactExtraction, History, HistoryMessage, Summary
 from memory.tokens import Tokenizer
+from memory.tool_rounds import as_openai, countable
 
-FIELDS = ("id", "seq", "role", "content", "token_counts")
+FIELDS = ("id", "seq", "role", "content", "tool_calls", "tool_call_id", "token_counts")
 
 
 def history_find(*, workflow_id: int, kind: str, name: str, key: str) -> History | None:
@@ -29,7 +30,7 @@ def counted(rows: list[dict], tokenizer: Tokenizer) -> list[dict]:
     for row in rows:
         count = row["token_counts"].get(tokenizer.name)
         if count is None:
-            count = tokenizer.count_message(row["role"], row["content"])
+            count = tokenizer.count_message(row["role"], countable(row))
             row["token_counts"] = {**row["token_counts"], tokenizer.name: count}
             missing.append(row)
         row["token_count"] = count
@@ -103,7 +104,7 @@ def thread_export(*, workflow_id: int, thread_id: int) -> dict:
     inspector's export writes and its import reads back."""
     histories = []
     for history in thread_histories(workflow_id=workflow_id, thread_id=thread_id):
-        messages = [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in history_all(history=history)]
+        messages = [{"seq": m["seq"], **as_openai(m)} for m in history_all(history=history)]
         summaries = []
         for summary in history_summaries(history=history):
             text, through = summary_state(history=history, summary=summary)

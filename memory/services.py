@@ -10,6 +10,7 @@ from memory import selectors
 from memory.keys import thread_key
 from memory.models import Fact, FactExtraction, History, HistoryMessage, Summarization, Summary
 from memory.tokens import Tokenizer, default_tokenizer
+from memory.tool_rounds import countable
 
 
 class MemoryInputError(ValueError):
@@ -36,11 +37,21 @@ def history_append(
         rows = []
         for message in messages:
             seq += 1
-            content = storable(message["content"])
-            counts = {t.name: t.count_message(message["role"], content) for t in tokenizers}
+            content = storable(message.get("content") or "")
+            tool_calls = message.get("tool_calls") or None
+            counted = countable({"content": content, "tool_calls": tool_calls})
+            counts = {t.name: t.count_message(message["role"], counted) for t in tokenizers}
             rows.append(
                 HistoryMessage(
-                    history=locked, seq=seq, role=message["role"], content=content, token_counts=counts, run_id=run_id, node=node
+                    history=locked,
+                    seq=seq,
+                    role=message["role"],
+                    content=content,
+                    tool_calls=tool_calls,
+                    tool_call_id=message.get("tool_call_id") or "",
+                    token_counts=counts,
+                    run_id=run_id,
+                    node=node,
                 )
             )
         HistoryMessage.objects.bulk_create(rows)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from memory import selectors
 from memory.spec import Buffer, MemorySpec, Summary, Window
 from memory.tokens import Tokenizer
+from memory.tool_rounds import as_openai, as_text, round_start, whole_rounds
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 # A window with no limit set at all keeps this many messages (docs/memory.md#window-memorywindow).
@@ -44,13 +45,14 @@ def plan(spec: MemorySpec, history, tokenizer: Tokenizer) -> Plan:
 
 
 def _window(window: Window, history, tokenizer: Tokenizer) -> Plan:
+    """The newest messages within the limits, a tool round kept or dropped whole."""
     if window.max_tokens is not None:
         kept, counted = selectors.history_newest_within(
             history=history, max_tokens=window.max_tokens, max_messages=window.max_messages, tokenizer=tokenizer
         )
-        return Plan(kept=kept, counted=counted)
+        return Plan(kept=whole_rounds(kept), counted=counted)
     kept = selectors.history_newest(history=history, count=window.max_messages or DEFAULT_WINDOW_MESSAGES)
-    return Plan(kept=kept, counted=selectors.counted(kept, tokenizer))
+    return Plan(kept=whole_rounds(kept), counted=selectors.counted(kept, tokenizer))
 
 
 def _summary(strategy: Summary, history, memory_node: str, tokenizer: Tokenizer) -> Plan:
@@ -63,14 +65,17 @@ def _summary(strategy: Summary, history, memory_node: str, tokenizer: Tokenizer)
     )
     if not due or len(pending) <= strategy.keep_last:
         return Plan(kept=pending, summary=text, summary_through=through, counted=counted)
-    split = len(pending) - strategy.keep_last
+    split = round_start(pending, len(pending) - strategy.keep_last)  # a tool round stays whole on one side
+    if split == 0:
+        return Plan(kept=pending, summary=text, summary_through=through, counted=counted)
     return Plan(kept=pending[split:], summary=text, summary_through=through, to_summarize=pending[:split], counted=counted)
 
 
-def context_messages(seeds, summary: str, kept: list[dict]) -> list[dict]:
-    """What the memory contributes, in order: seeds, the summary (as one system message), the kept history."""
+def context_messages(seeds, summary: str, kept: list[dict], *, tools: bool = False) -> list[dict]:
+    """What the memory contributes, in order: seeds, the summary (as one system message), the kept
+    history; its tool rounds as tool messages to a model that calls tools, else as text."""
     messages = [{"role": m["role"], "content": m["content"]} for m in seeds]
     if summary:
         messages.append({"role": "system", "content": SUMMARY_PREFIX + summary})
-    messages.extend({"role": m["role"], "content": m["content"]} for m in kept)
+    messages.extend([as_openai(m) for m in kept] if tools else as_text(kept))
     return messages

@@ -123,3 +123,22 @@ def count_text(text: str) -> int:
 
 def count_message(role: str, content: str) -> int:
     return default_tokenizer().count_message(role, content)
+
+
+def cut_text(tokenizer: Tokenizer, text: str, max_tokens: int) -> tuple[str, bool]:
+    """The longest beginning of ``text`` within ``max_tokens`` of ``tokenizer``, and whether it was
+    cut. Counts a bounded number of prefixes (a binary search), whatever the tokenizer."""
+    if tokenizer.count_text(text) <= max_tokens:
+        return text, False
+    # No token is longer than this many characters in practice: the search starts from a prefix
+    # that surely holds more than ``max_tokens`` tokens, so a huge text costs little more to cut.
+    low, high = 0, min(len(text), max_tokens * 32)
+    while tokenizer.count_text(text[:high]) <= max_tokens and high < len(text):
+        low, high = high, min(len(text), high * 2)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if tokenizer.count_text(text[:middle]) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low], True

@@ -12,6 +12,7 @@ from memory import selectors, services, strategies
 from memory.keys import thread_key
 from memory.spec import NAMED, THREAD, Facts, MemorySpec, Summary
 from memory.tokens import Tokenizer, tokenizer_for
+from memory.tool_rounds import as_openai
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def memory_view(thread, memory: ThreadMemory) -> dict:
         messages.append({"role": "system", "content": text, "token_count": tokenizer.count_message("system", text)})
     # A due summarization happens when the model is next called; until then all of it would be sent.
     kept = plan.to_summarize + plan.kept
-    messages += [{"role": m["role"], "content": m["content"], "token_count": m["token_count"]} for m in kept]
+    messages += [{**as_openai(m), "token_count": m["token_count"]} for m in kept]
     return {
         "name": memory_name(spec),
         "node": spec.node,

@@ -24,7 +24,7 @@ class ProviderAdminForm(forms.ModelForm):
 
     def clean_api_base(self):
         value = self.cleaned_data.get("api_base") or ""
-        problem = netguard.api_base_problem(value) if value else None
+        problem = netguard.url_problem(value) if value else None
         if problem:
             raise forms.ValidationError(problem)
         return value

@@ -22,7 +22,7 @@ class ProviderInput(serializers.Serializer):
 
     def validate_api_base(self, value):
         """A base URL that reaches a refused address is refused when it is saved (SECURITY.md)."""
-        problem = netguard.api_base_problem(value) if value else None
+        problem = netguard.url_problem(value) if value else None
         if problem:
             raise serializers.ValidationError(problem)
         return value
@@ -112,7 +112,7 @@ class ProviderTestView(APIView):
         provider = get_object_or_404(selectors.provider_list(owner=request.user), pk=pk)
         data = ProviderTestInput(data=request.data)
         data.is_valid(raise_exception=True)
-        problem = netguard.api_base_problem(provider.api_base) if provider.api_base else None
+        problem = netguard.url_problem(provider.api_base) if provider.api_base else None
         if problem:
             raise serializers.ValidationError({"api_base": [problem]})
         return Response(diagnosis.diagnose(provider=provider, model=data.validated_data.get("model", "")))

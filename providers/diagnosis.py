@@ -56,7 +56,7 @@ def diagnose(*, provider, model: str = "", timeout: float = 20.0) -> dict:
     started = time.monotonic()
     model = (model or "").strip()
     try:
-        if provider.api_base and (problem := netguard.api_base_problem(provider.api_base)):
+        if provider.api_base and (problem := netguard.url_problem(provider.api_base)):
             raise Diagnosis("refused_address", problem)
         if provider.kind == "openai_compatible" or (provider.kind == "openai" and provider.api_base):
             model = model or (PROBE_MODELS["openai"] if provider.kind == "openai" else _first_model(provider, timeout))

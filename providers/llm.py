@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from engine.interfaces import LLMResult, ModelRef
+from engine.interfaces import LLMResult, ModelRef, ToolCall
 from engine.registry import NodeError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -87,10 +87,13 @@ def complete(
     retries: int | None = None,
     response_format: dict | None = None,
     deadline: float | None = None,
+    tools: list[dict] | None = None,
+    tool_choice: str | None = None,
 ) -> LLMResult:
     """One model call, streamed. ``timeout`` bounds each attempt; ``deadline`` (a
     ``time.monotonic()`` instant) bounds the whole call, retries included: no request is sent
-    after it, and an attempt in flight gives up at it."""
+    after it, and an attempt in flight gives up at it. ``tools`` (OpenAI's format) are functions
+    the model may call: the calls it asks for are the result's ``tool_calls``."""
     require_credentials(ref, provider)
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
@@ -107,6 +110,10 @@ def complete(
         kwargs["max_tokens"] = ref.max_tokens
     if response_format is not None:  # structured output (callers ask only models that support it)
         kwargs["response_format"] = response_format
+    if tools:
+        kwargs["tools"] = tools
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
 
     attempt = 0
     while True:
@@ -141,6 +148,7 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
     deadline = time.monotonic() + timeout
     response = litellm.completion(**kwargs)
     parts: list[str] = []
+    calls: dict[int, dict] = {}  # a tool call's pieces, by its index in the answer
     usage = None
     finish_reason = ""
     try:
@@ -157,6 +165,8 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
                 parts.append(delta)
                 if on_token:
                     on_token(delta)
+            for piece in (getattr(choices[0].delta, "tool_calls", None) or []) if choices and choices[0].delta else ():
+                _call_piece(calls, piece)
             if usage is not None and finish_reason:
                 _drain(response)  # the answer is complete: what is left is the stream's end marker
                 break
@@ -167,6 +177,9 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
     finally:
         _close(response)
     text = "".join(parts)
+    tool_calls = [
+        ToolCall(id=c["id"] or f"call_{index}", name=c["name"], arguments=c["arguments"] or "{}") for index, c in sorted(calls.items())
+    ]
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
     if usage is None:  # a server that ignores stream_options: count with the model's tokenizer instead
@@ -179,7 +192,23 @@ def _stream(kwargs, ref: ModelRef, model: str, on_token, timeout: float) -> LLMR
         completion_tokens=completion_tokens,
         cost=0.0 if local else _cost(model, prompt_tokens, completion_tokens),
         finish_reason=finish_reason,
+        tool_calls=tool_calls,
     )
+
+
+def _call_piece(calls: dict[int, dict], piece) -> None:
+    """One streamed piece of a tool call: its id and name come once, its arguments in parts."""
+    index = getattr(piece, "index", None)
+    index = len(calls) if index is None else index
+    call = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+    if getattr(piece, "id", None):
+        call["id"] = piece.id
+    function = getattr(piece, "function", None)
+    if function is not None:
+        if getattr(function, "name", None):
+            call["name"] = function.name
+        if getattr(function, "arguments", None):
+            call["arguments"] += function.arguments
 
 
 DRAIN_LIMIT = 8  # items left after a complete answer that are read rather than cut off

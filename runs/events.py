@@ -28,6 +28,8 @@ MEMORY_SUMMARIZING = "memory.summarizing"
 MEMORY_SUMMARIZED = "memory.summarized"
 MEMORY_WARNING = "memory.warning"
 MEMORY_FACTS = "memory.facts"  # a memory.facts extraction stored new or changed facts
+TOOL_STARTED = "tool.started"  # {node: the tool node, agent: the llm node, tool, call_id}
+TOOL_FINISHED = "tool.finished"  # and {status, duration_ms, error?}
 RUN_FINISHED = "run.finished"
 RUN_FAILED = "run.failed"
 # Conversation tests (docs/runs.md#test-run-events), to the test run's own group.

@@ -151,9 +151,12 @@ class RunStep(models.Model):
     output = models.TextField(blank=True)
     error = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
-    # Exactly the messages this step's model call was sent ({role, content} each), or None for a
-    # node that called no model. Stored as sent, never reconstructed.
+    # Exactly the messages this step's model call was sent ({role, content} each, and OpenAI's
+    # tool_calls / tool_call_id on tool rounds), or None for a node that called no model. Stored as
+    # sent, never reconstructed. A node that called tools made several calls: ``messages`` is the
+    # first's, ``rounds`` each one's ({messages, tools, tool_choice, tool_calls: [...]}).
     messages = models.JSONField(null=True, blank=True)
+    rounds = models.JSONField(null=True, blank=True)
     started = models.DateTimeField(auto_now_add=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
 

@@ -1,4 +1,5 @@
-"""The engine's ``RunServices`` for one run: model calls through litellm, steps, warnings, events."""
+"""The engine's ``RunServices`` for one run: model calls through litellm, steps, warnings, events,
+and what tools reach the world through (``TurnTools``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from providers import llm
 from providers.models import Provider
 from runs import events
 from runs.models import Run, RunStep
+from runs.turn_tools import TurnTools
 
 logger = logging.getLogger("skein.runs")
 
@@ -30,9 +32,21 @@ def _connection_hand_back() -> None:
         connection.close()
 
 
+def sent_message(message: dict) -> dict:
+    """A message as a step records it: its role and content, and a tool round's own fields."""
+    recorded = {"role": message["role"], "content": storable(message["content"]) if message.get("content") is not None else None}
+    if message.get("tool_calls"):
+        recorded["tool_calls"] = message["tool_calls"]
+    if message.get("tool_call_id"):
+        recorded["tool_call_id"] = message["tool_call_id"]
+    return recorded
+
+
 class TurnRuntime:
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, *, workflow_turn=None):
         self.run = run
+        # How a workflow tool's call runs another workflow's turn (``turns.workflow_tool_turn``).
+        self.workflow_turn = workflow_turn
         self.payload = run.payload or {}
         self.warnings: list[dict] = list(run.warnings or [])
         self._position = 0
@@ -51,8 +65,9 @@ class TurnRuntime:
             bind_model=self.bind_model,
             tokenizer_of=self.tokenizer_of,
             warn=self.warn,
-            notify=self._publish,
+            notify=self.publish,
         )
+        self.tools = TurnTools(self)
 
     # --- models ---------------------------------------------------------------------------------
     def _provider(self, provider_id: int | None) -> Provider | None:
@@ -75,9 +90,9 @@ class TurnRuntime:
         on_token = self._token_sender(node_id) if stream else None
         _connection_hand_back()
 
-        def call(messages: list[dict], *, deadline: float | None = None) -> LLMResult:
+        def call(messages: list[dict], *, deadline: float | None = None, tools=None, tool_choice=None) -> LLMResult:
             with self.trace.model_call(node_id, ref, provider) as record:
-                result = llm.complete(ref, provider, messages, on_token=on_token, deadline=deadline)
+                result = llm.complete(ref, provider, messages, on_token=on_token, deadline=deadline, tools=tools, tool_choice=tool_choice)
                 record(result)
             with self._usage_lock:
                 self.prompt_tokens += result.prompt_tokens
@@ -94,12 +109,18 @@ class TurnRuntime:
         provider = self._provider(ref.provider)
         return tokens.tokenizer_for(ref.model, provider.kind if provider else None)
 
-    def call_model(self, node_id: str, ref: ModelRef, messages: list[dict]) -> LLMResult:
-        """The running node's model call; its step records exactly what was sent, before sending."""
+    def call_model(self, node_id: str, ref: ModelRef, messages: list[dict], *, tools=None, tool_choice=None) -> LLMResult:
+        """The running node's model call; its step records exactly what was sent, before sending.
+        A node that calls tools makes one call a round: each is a round of its step's trace."""
         step = self._steps.get(node_id)
+        sent = [sent_message(m) for m in messages]
+        offered = [spec.as_openai() for spec in tools] if tools else None
         if step is not None:
-            step.messages = [{"role": m["role"], "content": storable(m["content"])} for m in messages]
-        return self.bind_model(node_id, ref)(messages)
+            if step.messages is None:
+                step.messages = sent
+            if offered is not None:
+                step.rounds = [*(step.rounds or []), {"messages": sent, "tools": offered, "tool_choice": tool_choice, "tool_calls": []}]
+        return self.bind_model(node_id, ref)(messages, tools=offered, tool_choice=tool_choice)
 
     def _token_sender(self, node_id: str):
         run_id, thread_id = self.run.id, self.run.thread_id
@@ -124,12 +145,12 @@ class TurnRuntime:
             started=timezone.now(),
         )
         self.trace.node_started(node_id, node_type)
-        self._publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
+        self.publish(events.NODE_STARTED, {"node": node_id, "type": node_type})
 
     def node_finished(self, node_id: str, node_type: str, output_text: str, details: dict, duration_ms: int) -> None:
         self._step_end(node_id, RunStep.Status.SUCCEEDED, duration_ms, output=storable(output_text), details=storable_json(details))
         self.trace.node_ended(node_id, "succeeded")
-        self._publish(
+        self.publish(
             events.NODE_FINISHED,
             {
                 "node": node_id,
@@ -144,7 +165,7 @@ class TurnRuntime:
     def node_failed(self, node_id: str, node_type: str, error: str, duration_ms: int) -> None:
         self._step_end(node_id, RunStep.Status.FAILED, duration_ms, error=storable(error))
         self.trace.node_ended(node_id, "failed", error)
-        self._publish(
+        self.publish(
             events.NODE_FINISHED, {"node": node_id, "type": node_type, "status": "failed", "duration_ms": duration_ms, "error": error}
         )
 
@@ -154,6 +175,9 @@ class TurnRuntime:
         for name, value in fields.items():
             setattr(step, name, value)
 
+    def step_of(self, node_id: str) -> RunStep | None:
+        return self._steps.get(node_id)
+
     def steps_save(self) -> None:
         """The run's trace, written by the transaction that finishes the run."""
         RunStep.objects.bulk_create(self._steps.values())
@@ -162,7 +186,7 @@ class TurnRuntime:
         warning = {"node": node_id, "message": message}
         self.warnings.append(warning)
         Run.objects.filter(pk=self.run.pk).update(warnings=storable_json(self.warnings))
-        self._publish(events.MEMORY_WARNING, warning)
+        self.publish(events.MEMORY_WARNING, warning)
 
-    def _publish(self, event_type: str, data: dict) -> None:
+    def publish(self, event_type: str, data: dict) -> None:
         events.publish(event_type, data, run_id=self.run.id, thread_id=self.run.thread_id)

@@ -38,9 +38,11 @@ def run_create(
     spender: str = "",
     trace_context: str = "",
     participant=None,
+    enqueue: bool = True,
 ) -> Run:
-    """Create a run and enqueue its turn once the transaction commits. ``participant`` (a
-    ``Participant``) is who talks; on a thread it must be the thread's (``participants``)."""
+    """Create a run and enqueue its turn once the transaction commits (unless ``enqueue`` is off:
+    its caller executes it). ``participant`` (a ``Participant``) is who talks; on a thread it must
+    be the thread's (``participants``)."""
     run = Run.objects.create(
         workflow_id=version.workflow_id,
         version=version,
@@ -57,7 +59,8 @@ def run_create(
     # Robust where a broker takes the turn: one that is down must not fail the request after the run
     # was stored (the client would send it again); it stays queued and recover_turns enqueues it.
     # Where the turn runs in the request (embedded), its failure is the request's.
-    transaction.on_commit(lambda: run_turn.delay(run.pk), robust=not backend().turns_in_request)
+    if enqueue:
+        transaction.on_commit(lambda: run_turn.delay(run.pk), robust=not backend().turns_in_request)
     return run
 
 

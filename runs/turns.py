@@ -17,13 +17,14 @@ from django.utils import timezone
 from core.backends import backend
 from core.text import storable, storable_json
 from engine.executor import RunFailed, execute
-from engine.registry import FlowValue
+from engine.registry import FlowValue, NodeError
 from memory import services as memory_services
 from observability import metrics
 from observability import tracing as telemetry
-from runs import events, limits, locks, waiting
+from runs import events, limits, locks, services, threads, waiting
 from runs.models import Message, Run, RunStep, Thread
 from workflows.analysis import version_analysis
+from workflows.models import Workflow
 
 logger = logging.getLogger("skein.runs")
 
@@ -100,6 +101,9 @@ def run_execute(*, run_id: int) -> None:
     worker died): its partial steps and memory entries are dropped and it runs again."""
     from runs.runtime import TurnRuntime  # litellm is imported on first use, not by importing this module
 
+    def runtime_of(run):
+        return TurnRuntime(run, workflow_turn=workflow_tool_turn)
+
     with transaction.atomic():
         run = Run.objects.select_for_update(of=("self",)).select_related("workflow", "version", "thread").get(pk=run_id)
         if run.is_done:
@@ -108,7 +112,7 @@ def run_execute(*, run_id: int) -> None:
             RunStep.objects.filter(run=run).delete()
             memory_services.run_entries_discard(run_id=run.pk)
             if run.attempts >= MAX_ATTEMPTS:
-                _finish(run, error=f"the turn was interrupted {run.attempts} times; giving up", runtime=TurnRuntime(run))
+                _finish(run, error=f"the turn was interrupted {run.attempts} times; giving up", runtime=runtime_of(run))
                 return
         run.status = Run.Status.RUNNING
         run.attempts += 1
@@ -119,7 +123,7 @@ def run_execute(*, run_id: int) -> None:
         events.publish(events.RUN_STARTED, {"trigger": run.trigger, "thread": run.thread_id}, run_id=run.pk, thread_id=run.thread_id)
 
     refusal = limits.turn_refusal(run=run)  # before any model call; its warning goes on the run
-    runtime = TurnRuntime(run)
+    runtime = runtime_of(run)
     if refusal is not None:
         _finish(run, error=refusal, runtime=runtime)
         return
@@ -181,3 +185,39 @@ def _transcript_append(run: Run, *, role: str, content: str) -> Message:
         raise RuntimeError(f"thread {run.thread_id} was appended to by someone else during run {run.pk}")
     run.thread.last_seq = seq
     return Message.objects.create(thread_id=run.thread_id, seq=seq, role=role, content=storable(content), run=run)
+
+
+MAX_TOOL_DEPTH = 3  # workflows calling workflows as tools, at most this deep (cycles are refused when saved)
+
+
+def workflow_tool_turn(*, parent: Run, tool_node: str, workflow_id: int, message: str, timeout: float) -> Run:
+    """A ``tool.workflow`` call: a turn of another published workflow of the same owner, executed
+    here, on a thread of its own per calling thread and tool (so the called agent keeps its own
+    memory of the conversation), for the same participant and spender. Returns the finished run."""
+    workflow = Workflow.objects.filter(pk=workflow_id, owner_id=parent.workflow.owner_id).select_related("published_version").first()
+    if workflow is None or workflow.published_version is None:
+        raise NodeError(f"workflow {workflow_id} is not one of your published workflows")
+    depth = int((parent.payload or {}).get("tool_depth", 0)) + 1
+    if depth > MAX_TOOL_DEPTH:
+        raise NodeError(f"workflows call each other as tools more than {MAX_TOOL_DEPTH} deep")
+    caller = f"thread-{parent.thread_id}" if parent.thread_id else f"run-{parent.pk}"
+    with transaction.atomic():
+        thread, _ = threads.thread_for_key(
+            workflow=workflow, key=f"tool:{parent.workflow_id}:{tool_node}:{caller}"[:200], title=f"called by {tool_node}"[:80]
+        )
+        run = services.run_create(
+            version=workflow.published_version,
+            trigger="chat",
+            input_text=message,
+            thread=thread,
+            payload={"source": "tool", "parent_run": parent.pk, "tool_depth": depth},
+            spender=parent.spender,
+            participant=parent.participant,
+            enqueue=False,
+        )
+    with locks.try_turn_lock(*locks.turn_scope(run), wait_s=timeout) as held:
+        if not held:
+            raise NodeError(f"workflow {workflow_id} is busy with another call on this conversation")
+        run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    return run

@@ -28,6 +28,14 @@ class Reply:
     completion_tokens: int | None = None
     finish_reason: str = "stop"  # "length": the answer was cut at max_tokens
     usage: bool = True  # False: no usage chunk even when asked (a server that ignores stream_options)
+    # Calls of tools the model asks for: [{"id", "name", "arguments": dict or JSON text}]; the
+    # answer then ends with finish_reason "tool_calls" (the text, if any, comes first).
+    tool_calls: list[dict] = field(default_factory=list)
+
+
+def calls(*specs: tuple[str, dict | str], prefix: str = "call") -> list[dict]:
+    """Tool calls for a ``Reply``: ``calls(("lookup", {"id": 1}), ...)``, with ids call_1, call_2..."""
+    return [{"id": f"{prefix}_{i}", "name": name, "arguments": arguments} for i, (name, arguments) in enumerate(specs, start=1)]
 
 
 @dataclass
@@ -42,6 +50,15 @@ class Request:
     def last_user(self) -> str:
         users = [m["content"] for m in self.messages if m.get("role") == "user"]
         return users[-1] if users else ""
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the functions the model was offered."""
+        return [tool["function"]["name"] for tool in self.body.get("tools") or []]
+
+    @property
+    def tool_results(self) -> list[dict]:
+        return [m for m in self.messages if m.get("role") == "tool"]
 
 
 def echo(request: Request) -> Reply:
@@ -183,7 +200,12 @@ class FakeLLM:
                         "created": int(time.time()),
                         "model": request.model,
                         "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": reply.text}
+                                | ({"tool_calls": [_call(c) for c in reply.tool_calls]} if reply.tool_calls else {}),
+                                "finish_reason": "tool_calls" if reply.tool_calls else reply.finish_reason,
+                            }
                         ],
                         "usage": self._usage(reply),
                     },
@@ -215,7 +237,16 @@ class FakeLLM:
                             time.sleep(reply.token_delay)
                         delta = {"content": piece} if index else {"role": "assistant", "content": piece}
                         send({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
+                    for index, call in enumerate(reply.tool_calls):  # each call in two pieces, as providers stream them
+                        full = _call(call)
+                        arguments = full["function"]["arguments"]
+                        half = len(arguments) // 2
+                        first = {**full, "index": index, "function": {"name": full["function"]["name"], "arguments": arguments[:half]}}
+                        rest = {"index": index, "function": {"arguments": arguments[half:]}}
+                        for piece in (first, rest):
+                            send({**base, "choices": [{"index": 0, "delta": {"tool_calls": [piece]}, "finish_reason": None}]})
+                    finish = "tool_calls" if reply.tool_calls else reply.finish_reason
+                    send({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
                     if reply.usage and (request.body.get("stream_options") or {}).get("include_usage"):
                         send({**base, "choices": [], "usage": self._usage(reply)})
                     write(b"data: [DONE]\n\n")
@@ -225,6 +256,11 @@ class FakeLLM:
                     self.close_connection = True
 
         return Handler
+
+
+def _call(call: dict) -> dict:
+    arguments = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
+    return {"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": arguments}}
 
 
 def _pieces(text: str) -> list[str]:

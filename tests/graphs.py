@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from engine.graph import edge_json as edge
 from engine.graph import node_json as node
-from workflows.samples import Layout, chatbot
+from workflows.samples import Layout, agent, chatbot
 
-__all__ = ["chat_graph", "edge", "node"]
+__all__ = ["agent_graph", "chat_graph", "edge", "node"]
 
 CHAT_IDS = {"llm": "agent", "output": "out", "memory": "mem"}
 TEST_LAYOUT = Layout(column=200, row=200)
@@ -29,4 +29,19 @@ def chat_graph(
         summarizer=summarizer,
         ids=CHAT_IDS,
         layout=TEST_LAYOUT,
+    )
+
+
+def agent_graph(
+    provider_id: int, tools: list[dict], *, model: str = "agent-model", system_prompt: str = "You are a test agent.", memory=None, **llm
+) -> dict:
+    """trigger.chat -> llm (with ``tools`` on its tools port) -> output; optionally a memory."""
+    return agent(
+        {"model": model, "provider": provider_id},
+        system_prompt=system_prompt,
+        tools=tools,
+        memory=memory,
+        ids=CHAT_IDS,
+        layout=TEST_LAYOUT,
+        **llm,
     )

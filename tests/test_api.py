@@ -37,7 +37,7 @@ def test_session_login_and_csrf(user):
 def test_node_types_serve_the_registry_with_schemas(api):
     types = {t["type"]: t for t in api.get("/api/node-types/").json()}
     llm = types["llm"]
-    assert {p["name"]: p["kind"] for p in llm["inputs"]} == {"input": "flow", "memory": "memory"}
+    assert {p["name"]: p["kind"] for p in llm["inputs"]} == {"input": "flow", "memory": "memory", "tools": "tool"}
     assert set(llm["params_schema"]["properties"]) >= {"model", "provider", "system_prompt", "temperature", "max_tokens"}
     assert types["router.llm"]["dynamic_outputs"] == "routes"
     assert {p["name"]: p["kind"] for p in types["memory.summary"]["inputs"]} == {"set_history": "flow", "llm": "llm"}

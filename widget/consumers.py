@@ -209,6 +209,8 @@ def _for_visitor(event: dict, info: streams.RunMarks, token: str | None) -> dict
         error = data.get("error", "")  # a spend-limit refusal is written for the visitor; other errors are the owner's
         shown = error if limits.is_refusal(error) else "Sorry, something went wrong while answering. Please try again."
         return {"type": kind, "data": {"run": run, "error": shown}}
+    if kind in (events.TOOL_STARTED, events.TOOL_FINISHED):  # "looking up …": the tool's name, never its arguments or result
+        return {"type": kind, "data": {k: data[k] for k in ("run", "tool", "call_id", "status") if k in data}}
     if kind == events.MEMORY_SUMMARIZING:  # "summarizing earlier messages…", with nothing internal
         return {"type": kind, "data": {"run": run}}
     if kind in (events.MEMORY_SUMMARIZED, events.MEMORY_WARNING):  # the cue ends either way

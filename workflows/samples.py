@@ -71,6 +71,22 @@ def chatbot(
     return {"nodes": nodes, "edges": edges}
 
 
+def agent(model: ModelRef, *, system_prompt: str, tools: list[dict], memory: Mapping | None = None, ids=None, layout=LAYOUT, **llm) -> dict:
+    """A chatbot whose llm calls ``tools`` (each a node: ``{"id", "type", ...params}``), attached to
+    its ``tools`` port, below it."""
+    graph = chatbot(model, system_prompt=system_prompt, memory=memory, ids=ids, layout=layout)
+    llm_id = {**CHATBOT_IDS, **(ids or {})}["llm"]
+    for node in graph["nodes"]:
+        if node["id"] == llm_id:
+            node["data"].update(llm)
+    for index, tool in enumerate(tools):
+        params = dict(tool)
+        tool_id, tool_type = params.pop("id"), params.pop("type")
+        graph["nodes"].append(layout.node(tool_id, tool_type, 1 + index, 2, **params))
+        graph["edges"].append(edge_json(tool_id, llm_id, "tool", "tools"))
+    return graph
+
+
 ROUTER_IDS = {"trigger": "chat", "router": "route", "billing": "billing", "general": "general", "output": "reply"}
 BILLING_PATTERN = r"/(?i)\b(bill|billing|billed|invoice|invoices|refund|refunds|payment|payments|charge|charged|subscription|price|pricing|receipt|card)\b/"
 BILLING_PROMPT = (

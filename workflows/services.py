@@ -53,7 +53,7 @@ def workflow_delete(*, workflow: Workflow) -> None:
 
 
 def workflow_publish(*, workflow: Workflow, by=None) -> WorkflowVersion:
-    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner, workflow_id=workflow.pk)
     if issues:
         raise InvalidWorkflow(issues)
     with transaction.atomic():
@@ -93,7 +93,7 @@ def draft_for_run(*, workflow: Workflow) -> WorkflowVersion:
     existing = WorkflowVersion.objects.filter(workflow=workflow, draft_revision=workflow.revision).first()
     if existing is not None:
         return existing
-    issues = graph_issues(graph=workflow.graph, owner=workflow.owner)
+    issues = graph_issues(graph=workflow.graph, owner=workflow.owner, workflow_id=workflow.pk)
     if issues:
         raise InvalidWorkflow(issues)
     return draft_snapshot(workflow=workflow)

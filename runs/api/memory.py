@@ -12,17 +12,35 @@ from core.api import StrictTextField
 from memory import selectors, services, views
 from memory.keys import thread_key
 from memory.spec import GLOBAL, NAMED, NODE, Summary
+from memory.tool_rounds import pairing_problem
 from runs import selectors as run_selectors
 from runs.lookups import thread_or_404
 
-ROLES = ["system", "user", "assistant"]
+ROLES = ["system", "user", "assistant", "tool"]
 
 
 def content_field() -> StrictTextField:
     return StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
 
 
-class MessageIO(serializers.Serializer):
+class ToolRoundFields(serializers.Serializer):
+    """A message's part in a tool round (OpenAI's shape): an assistant's calls, or the call a
+    ``tool`` message answers."""
+
+    tool_calls = serializers.ListField(
+        child=serializers.DictField(), required=False, max_length=128, help_text="[{id, type: 'function', function: {name, arguments}}]"
+    )
+    tool_call_id = serializers.CharField(required=False, max_length=100, help_text="the call this tool result answers")
+
+
+def paired(messages: list[dict]) -> list[dict]:
+    """Messages whose tool calls each have their results (a 400 naming the first broken pair)."""
+    if problem := pairing_problem(messages):
+        raise serializers.ValidationError(problem)
+    return messages
+
+
+class MessageIO(ToolRoundFields):
     role = serializers.ChoiceField(choices=ROLES)
     content = content_field()
     token_count = serializers.IntegerField(read_only=True)
@@ -45,12 +63,15 @@ class MemoryOutput(serializers.Serializer):
 class ReplaceInput(serializers.Serializer):
     messages = MessageIO(many=True, max_length=100_000)
 
+    def validate_messages(self, messages):
+        return paired(messages)
+
 
 class SummaryEditInput(serializers.Serializer):
     summary = StrictTextField(max_length=100_000, allow_blank=True, trim_whitespace=False)
 
 
-class ExportedMessage(serializers.Serializer):
+class ExportedMessage(ToolRoundFields):
     seq = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False, help_text="its position when exported")
     role = serializers.ChoiceField(choices=ROLES)
     content = content_field()
@@ -69,6 +90,9 @@ class ExportedHistory(serializers.Serializer):
     name = serializers.CharField(allow_blank=True, max_length=100)
     messages = ExportedMessage(many=True, max_length=100_000)
     summaries = ExportedSummary(many=True, required=False, default=list, max_length=100)
+
+    def validate_messages(self, messages):
+        return paired(messages)
 
     def validate(self, data):
         seqs = [m["seq"] for m in data["messages"] if "seq" in m]

@@ -22,7 +22,27 @@ class RunsQuery(serializers.Serializer):
 
 class SentMessageOutput(serializers.Serializer):
     role = serializers.CharField()
-    content = serializers.CharField(allow_blank=True)
+    content = serializers.CharField(allow_blank=True, allow_null=True)
+    tool_calls = serializers.ListField(child=serializers.DictField(), required=False, help_text="an assistant's calls of tools")
+    tool_call_id = serializers.CharField(required=False, help_text="the call a tool message answers")
+
+
+class ToolCallOutput(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    arguments = serializers.CharField(help_text="the JSON the model wrote")
+    tool_node = serializers.CharField(allow_null=True, help_text="the tool node that served it (null: no such tool)")
+    result = serializers.CharField(allow_blank=True, help_text="what the model was sent back")
+    error = serializers.CharField(allow_blank=True)
+    duration_ms = serializers.IntegerField()
+    details = serializers.DictField()
+
+
+class RoundOutput(serializers.Serializer):
+    messages = SentMessageOutput(many=True, help_text="exactly what the model was sent in this round")
+    tools = serializers.ListField(child=serializers.DictField(), help_text="the functions it was offered (OpenAI's tools)")
+    tool_choice = serializers.CharField(allow_null=True)
+    tool_calls = ToolCallOutput(many=True, help_text="the calls it asked for, with their results")
 
 
 class StepOutput(serializers.Serializer):
@@ -35,6 +55,7 @@ class StepOutput(serializers.Serializer):
     error = serializers.CharField()
     details = serializers.DictField()
     messages = SentMessageOutput(many=True, allow_null=True, help_text="exactly what this step's model was sent; null if it called none")
+    rounds = RoundOutput(many=True, allow_null=True, help_text="a model that called tools: each round's request and calls")
 
 
 class RunSummaryOutput(serializers.Serializer):

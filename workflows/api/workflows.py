@@ -66,7 +66,7 @@ def workflow_detail(workflow, request, *, more_errors: list[dict] = ()) -> dict:
     return WorkflowOutput(
         WorkflowDetail(
             workflow=workflow,
-            errors=[*more_errors, *graph_issues(graph=workflow.graph, owner=workflow.owner)],
+            errors=[*more_errors, *graph_issues(graph=workflow.graph, owner=workflow.owner, workflow_id=workflow.pk)],
             unpublished_changes=selectors.workflow_unpublished_changes(workflow=workflow),
             triggers=published_triggers(workflow, request),
         )

@@ -6,6 +6,7 @@ from workflows.nodes.memory import BufferMemory, FactsMemory, SummaryMemory, Win
 from workflows.nodes.output import OutputNode
 from workflows.nodes.router import LLMRouter, StaticRouter
 from workflows.nodes.template import TemplateNode
+from workflows.nodes.tools import HTTPRequestNode, HTTPToolNode, MCPToolNode, WorkflowToolNode
 from workflows.nodes.triggers import ChatTrigger, ManualTrigger, ScheduleTrigger, WebhookTrigger
 
 NODE_TYPES = (
@@ -19,6 +20,10 @@ NODE_TYPES = (
     LLMRouter,
     StaticRouter,
     TemplateNode,
+    HTTPRequestNode,
+    HTTPToolNode,
+    WorkflowToolNode,
+    MCPToolNode,
     ChatTrigger,
     ManualTrigger,
     WebhookTrigger,

@@ -309,15 +309,16 @@ def joined_text(inputs: dict[str, list[FlowValue]], port: str = "input") -> str:
     return "\n\n".join(v.text for v in inputs.get(port, []))
 
 
-def render(template: str, *, input_text: str, payload: dict, messages: list | None = None) -> str:
+def render(template: str, *, input_text: str = "", payload: dict | None = None, messages: list | None = None, **variables) -> str:
     """Render a user-written template in a bounded sandbox: no attribute tricks, no file or module
-    access, at most SKEIN_TEMPLATE_MAX_CHARS characters out, within SKEIN_NODE_CPU_BUDGET_S."""
+    access, at most SKEIN_TEMPLATE_MAX_CHARS characters out, within SKEIN_NODE_CPU_BUDGET_S.
+    ``variables`` are further names the template sees (a tool's ``args``, a header's ``secrets``)."""
     state = _Render(settings.SKEIN_TEMPLATE_MAX_CHARS, settings.SKEIN_NODE_CPU_BUDGET_S)
     previous = getattr(_current, "render", None)
     _current.render = state
     try:
         parts, produced = [], 0
-        for chunk in _compiled(template).generate(input=input_text, payload=payload, messages=messages or []):
+        for chunk in _compiled(template).generate(input=input_text, payload=payload or {}, messages=messages or [], **variables):
             produced += len(chunk)
             if produced > state.max_chars:
                 raise TemplateLimit(f"the template produced more than {state.max_chars:,} characters")

@@ -16,6 +16,7 @@ from engine.registry import FlowValue, NodeError, NodeResult, NodeType, Params, 
 from memory import facts as fact_rules
 from memory import spec as memory_spec
 from memory.summary_prompt import DEFAULT_SUMMARY_PROMPT
+from memory.tool_rounds import pairing_problem
 
 CONSUMERS = ("llm", "router.llm")
 
@@ -23,6 +24,15 @@ CONSUMERS = ("llm", "router.llm")
 class Message(Params):
     role: Literal["system", "user", "assistant"]
     content: str = Field(..., max_length=100000)
+
+
+class HistoryMessage(Params):
+    """A message ``set_history`` takes: OpenAI's shape, tool rounds included."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = Field("", max_length=100000)
+    tool_calls: list[dict] | None = Field(None, max_length=128)
+    tool_call_id: str | None = Field(None, max_length=100)
 
 
 class MemoryParams(Params):
@@ -100,7 +110,8 @@ def external_model_issues(node_id: str, params, view) -> list[dict]:
 
 
 def history_from_input(values: list[FlowValue]) -> list[dict]:
-    """``set_history`` takes messages from the flow: a value's message list, or JSON text of one."""
+    """``set_history`` takes messages from the flow: a value's message list, or JSON text of one;
+    tool rounds in OpenAI's shape, each call with its results (a 'broken pair' fails the step)."""
     messages: list = []
     for value in values:
         if value.messages is not None:
@@ -114,9 +125,14 @@ def history_from_input(values: list[FlowValue]) -> list[dict]:
             raise NodeError("set_history expects a JSON list of {role, content} messages")
         messages.extend(parsed)
     try:
-        return [Message.model_validate(m).model_dump() for m in messages]
+        history = [HistoryMessage.model_validate(m).model_dump(exclude_none=True) for m in messages]
     except Exception as exc:
         raise NodeError(f"set_history: invalid message: {exc}") from None
+    for message in history:
+        message.setdefault("content", "")
+    if problem := pairing_problem(history):
+        raise NodeError(f"set_history: {problem}")
+    return history
 
 
 class BufferMemory(MemoryNode):
