@@ -183,7 +183,9 @@ def test_past_the_round_bound_the_model_is_asked_to_answer_and_the_run_says_so(m
         "role": "system",
         "content": "No more tool calls are possible in this turn: answer now with what you have.",
     }
-    assert [w["message"] for w in answer["warnings"]] == ["the model used all 2 tool rounds of this turn; it was asked to answer with what it had"]
+    assert [w["message"] for w in answer["warnings"]] == [
+        "the model used all 2 tool rounds of this turn; it was asked to answer with what it had"
+    ]
     assert len(api_server.requests) == 2
 
 
@@ -191,7 +193,9 @@ def test_secrets_reach_the_server_but_never_the_model_or_the_trace(make_workflow
     created = api.post("/api/secrets/", {"name": "ORDERS_KEY", "value": "sk-orders-12345"}, format="json")
     assert created.status_code == 201 and "value" not in created.json()
     assert "sk-orders" not in api.get("/api/secrets/").content.decode()
-    tool = lookup_tool(api_server.base, url=api_server.base + "/echo", headers={"Authorization": "Bearer {{ secrets.ORDERS_KEY }}"}, secrets=["ORDERS_KEY"])
+    tool = lookup_tool(
+        api_server.base, url=api_server.base + "/echo", headers={"Authorization": "Bearer {{ secrets.ORDERS_KEY }}"}, secrets=["ORDERS_KEY"]
+    )
     fake_llm.responder = tool_then_answer(*calls(("lookup_order", {"order": 5})))
     workflow = make_workflow(agent_graph(provider.pk, [tool]))
     assert workflow["errors"] == []
@@ -362,17 +366,29 @@ def test_workflow_tools_must_not_loop_and_must_name_a_published_workflow_of_your
 
     first = make_workflow(agent_graph(provider.pk, []), name="first")
     second = make_workflow(agent_graph(provider.pk, [asking(first["id"])]), name="second")
-    assert [e["message"] for e in second["errors"] if e["node"] == "ask"] == ["'first' is not published yet: publish it to call it as a tool"]
+    assert [e["message"] for e in second["errors"] if e["node"] == "ask"] == [
+        "'first' is not published yet: publish it to call it as a tool"
+    ]
     publish(api, first["id"])
     publish(api, second["id"])
-    looped = api.put(f"/api/workflows/{first['id']}/", {"graph": agent_graph(provider.pk, [asking(second["id"])]), "revision": first["revision"]}, format="json").json()
+    looped = api.put(
+        f"/api/workflows/{first['id']}/",
+        {"graph": agent_graph(provider.pk, [asking(second["id"])]), "revision": first["revision"]},
+        format="json",
+    ).json()
     assert [e["message"] for e in looped["errors"] if e["node"] == "ask"] == [
         "'second' calls this workflow back (through 'second'): workflow tools must not loop"
     ]
     itself = make_workflow(agent_graph(provider.pk, []), name="self")
-    selfish = api.put(f"/api/workflows/{itself['id']}/", {"graph": agent_graph(provider.pk, [asking(itself["id"])]), "revision": itself["revision"]}, format="json").json()
+    selfish = api.put(
+        f"/api/workflows/{itself['id']}/",
+        {"graph": agent_graph(provider.pk, [asking(itself["id"])]), "revision": itself["revision"]},
+        format="json",
+    ).json()
     assert [e["message"] for e in selfish["errors"] if e["node"] == "ask"] == ["a workflow cannot call itself as a tool"]
-    theirs = other_api.post("/api/workflows/", {"name": "theirs", "graph": agent_graph(provider.pk, [asking(first["id"])])}, format="json").json()
+    theirs = other_api.post(
+        "/api/workflows/", {"name": "theirs", "graph": agent_graph(provider.pk, [asking(first["id"])])}, format="json"
+    ).json()
     assert f"workflow {first['id']} is not one of yours" in [e["message"] for e in theirs["errors"]]
 
 
@@ -448,7 +464,9 @@ def test_the_model_calls_an_mcp_servers_tools(make_workflow, chat, api, provider
     assert fake_llm.requests[0].tools == ["lookup_order"]
 
 
-def test_an_mcp_server_that_refuses_or_does_not_answer_leaves_its_tools_out_and_says_why(make_workflow, chat, api, provider, fake_llm, mcp_server):
+def test_an_mcp_server_that_refuses_or_does_not_answer_leaves_its_tools_out_and_says_why(
+    make_workflow, chat, api, provider, fake_llm, mcp_server
+):
     api.post("/api/secrets/", {"name": "MCP_TOKEN", "value": "Bearer wrong"}, format="json")
     refused = api.post("/api/tools/mcp/", {"url": mcp_server, "secret": "MCP_TOKEN"}, format="json").json()
     assert refused["tools"] == [] and refused["error"].startswith(f"could not list the tools of {mcp_server}")
@@ -463,3 +481,30 @@ def test_an_mcp_server_that_refuses_or_does_not_answer_leaves_its_tools_out_and_
     assert fake_llm.requests[0].tools == []
     missing = api.post("/api/tools/mcp/", {"url": mcp_server, "secret": "NOPE"}, format="json")
     assert missing.status_code == 400 and missing.json()["secret"] == ["you have no secret named 'NOPE'"]
+
+
+def test_the_stream_shows_each_call_and_a_visitor_sees_only_the_tools_name(client, user, make_workflow, provider, fake_llm, api_server):
+    from runs import events, streams
+    from tests.test_realtime import sse_post
+    from widget.consumers import _for_visitor
+
+    fake_llm.responder = tool_then_answer(*calls(("lookup_order", {"order": 8})))
+    workflow = make_workflow(agent_graph(provider.pk, [lookup_tool(api_server.base)]))
+    client.force_login(user)
+    response, streamed = sse_post(client, f"/api/workflows/{workflow['id']}/chat/stream/", json.dumps({"message": "order 8?"}))
+    assert response.status_code == 200
+    kinds = [e["type"] for e in streamed]
+    assert kinds.index("tool.started") < kinds.index("tool.finished") < kinds.index("run.finished")
+    started = next(e["data"] for e in streamed if e["type"] == "tool.started")
+    finished = next(e["data"] for e in streamed if e["type"] == "tool.finished")
+    assert {k: started[k] for k in ("node", "agent", "tool", "call_id")} == {
+        "node": "lookup",
+        "agent": "agent",
+        "tool": "lookup_order",
+        "call_id": "call_1",
+    }
+    assert finished["status"] == "succeeded" and finished["duration_ms"] >= 0
+    # a widget visitor: "looking up …", never the arguments, the result or the nodes
+    marks = streams.RunMarks()
+    shown = _for_visitor({"type": events.TOOL_FINISHED, "data": {**finished, "run": 3}}, marks, "token")
+    assert shown == {"type": "tool.finished", "data": {"run": 3, "tool": "lookup_order", "call_id": "call_1", "status": "succeeded"}}

@@ -364,6 +364,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/secrets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["secrets_list"];
+        put?: never;
+        post: operations["secrets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/secrets/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["secrets_retrieve"];
+        put: operations["secrets_update"];
+        post?: never;
+        delete: operations["secrets_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/templates/": {
         parameters: {
             query?: never;
@@ -583,6 +615,23 @@ export interface paths {
         put?: never;
         /** @description A test from a real thread: its user messages, each with the reply given then as a reference. */
         post: operations["threads_save_as_test_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tools/mcp/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The tools an MCP server offers (Streamable HTTP), through the network guard. */
+        post: operations["tools_mcp_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1017,13 +1066,33 @@ export interface components {
             messages: components["schemas"]["ExportedMessageRequest"][];
             summaries?: components["schemas"]["ExportedSummaryRequest"][];
         };
+        /**
+         * @description A message's part in a tool round (OpenAI's shape): an assistant's calls, or the call a
+         *     ``tool`` message answers.
+         */
         ExportedMessage: {
+            /** @description [{id, type: 'function', function: {name, arguments}}] */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[];
+            /** @description the call this tool result answers */
+            tool_call_id?: string;
             /** @description its position when exported */
             seq?: number;
             role: components["schemas"]["RoleEnum"];
             content: string;
         };
+        /**
+         * @description A message's part in a tool round (OpenAI's shape): an assistant's calls, or the call a
+         *     ``tool`` message answers.
+         */
         ExportedMessageRequest: {
+            /** @description [{id, type: 'function', function: {name, arguments}}] */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[];
+            /** @description the call this tool result answers */
+            tool_call_id?: string;
             /** @description its position when exported */
             seq?: number;
             role: components["schemas"]["RoleEnum"];
@@ -1175,6 +1244,24 @@ export interface components {
             /** Format: date-time */
             day_started: string;
         };
+        MCPListInputRequest: {
+            /** Format: uri */
+            url: string;
+            /** @description a stored secret's name */
+            secret?: string | null;
+        };
+        MCPListOutput: {
+            tools: components["schemas"]["MCPToolOutput"][];
+            /** @description why the server could not be listed (empty when it could) */
+            error: string;
+        };
+        MCPToolOutput: {
+            name: string;
+            description: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+        };
         ManualRunInputRequest: {
             /** @default  */
             message?: string;
@@ -1202,12 +1289,32 @@ export interface components {
             messages: components["schemas"]["MessageIO"][];
             token_count: number;
         };
+        /**
+         * @description A message's part in a tool round (OpenAI's shape): an assistant's calls, or the call a
+         *     ``tool`` message answers.
+         */
         MessageIO: {
+            /** @description [{id, type: 'function', function: {name, arguments}}] */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[];
+            /** @description the call this tool result answers */
+            tool_call_id?: string;
             role: components["schemas"]["RoleEnum"];
             content: string;
             readonly token_count: number;
         };
+        /**
+         * @description A message's part in a tool round (OpenAI's shape): an assistant's calls, or the call a
+         *     ``tool`` message answers.
+         */
         MessageIORequest: {
+            /** @description [{id, type: 'function', function: {name, arguments}}] */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[];
+            /** @description the call this tool result answers */
+            tool_call_id?: string;
             role: components["schemas"]["RoleEnum"];
             content: string;
         };
@@ -1397,15 +1504,27 @@ export interface components {
          * @description * `system` - system
          *     * `user` - user
          *     * `assistant` - assistant
+         *     * `tool` - tool
          * @enum {string}
          */
-        RoleEnum: "system" | "user" | "assistant";
+        RoleEnum: "system" | "user" | "assistant" | "tool";
         /**
          * @description * `public_key` - public_key
          *     * `identity_secret` - identity_secret
          * @enum {string}
          */
         RotateEnum: "public_key" | "identity_secret";
+        RoundOutput: {
+            /** @description exactly what the model was sent in this round */
+            messages: components["schemas"]["SentMessageOutput"][];
+            /** @description the functions it was offered (OpenAI's tools) */
+            tools: {
+                [key: string]: unknown;
+            }[];
+            tool_choice: string | null;
+            /** @description the calls it asked for, with their results */
+            tool_calls: components["schemas"]["ToolCallOutput"][];
+        };
         RunInputRequest: {
             /**
              * @description a published version number, or "draft" (the default)
@@ -1486,9 +1605,31 @@ export interface components {
         SaveAsTestInputRequest: {
             name?: string;
         };
+        SecretInputRequest: {
+            /** @description how tools name it: letters, digits, '_', '.', '-' */
+            name: string;
+            value: string;
+        };
+        SecretOutput: {
+            id: number;
+            name: string;
+            /** Format: date-time */
+            created: string;
+            /** Format: date-time */
+            updated: string;
+        };
+        SecretValueInputRequest: {
+            value: string;
+        };
         SentMessageOutput: {
             role: string;
-            content: string;
+            content: string | null;
+            /** @description an assistant's calls of tools */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[];
+            /** @description the call a tool message answers */
+            tool_call_id?: string;
         };
         SettingsIO: {
             /** @description publishing runs every test on the draft first and refuses unless all pass */
@@ -1507,6 +1648,8 @@ export interface components {
             };
             /** @description exactly what this step's model was sent; null if it called none */
             messages: components["schemas"]["SentMessageOutput"][] | null;
+            /** @description a model that called tools: each round's request and calls */
+            rounds: components["schemas"]["RoundOutput"][] | null;
         };
         StreamInputRequest: {
             message: string;
@@ -1670,6 +1813,21 @@ export interface components {
         TokenOutput: {
             /** @description send it as `Authorization: Token <token>` */
             token: string;
+        };
+        ToolCallOutput: {
+            id: string;
+            name: string;
+            /** @description the JSON the model wrote */
+            arguments: string;
+            /** @description the tool node that served it (null: no such tool) */
+            tool_node: string | null;
+            /** @description what the model was sent back */
+            result: string;
+            error: string;
+            duration_ms: number;
+            details: {
+                [key: string]: unknown;
+            };
         };
         /** @description A run as the chat endpoints answer once its turn is done (or their wait ran out). */
         TurnResult: {
@@ -2476,6 +2634,118 @@ export interface operations {
             };
         };
     };
+    secrets_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretOutput"][];
+                };
+            };
+        };
+    };
+    secrets_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretInputRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SecretInputRequest"];
+                "multipart/form-data": components["schemas"]["SecretInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretOutput"];
+                };
+            };
+        };
+    };
+    secrets_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretOutput"];
+                };
+            };
+        };
+    };
+    secrets_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretValueInputRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SecretValueInputRequest"];
+                "multipart/form-data": components["schemas"]["SecretValueInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretOutput"];
+                };
+            };
+        };
+    };
+    secrets_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     templates_list: {
         parameters: {
             query?: never;
@@ -2916,6 +3186,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TestOutput"];
+                };
+            };
+        };
+    };
+    tools_mcp_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MCPListInputRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["MCPListInputRequest"];
+                "multipart/form-data": components["schemas"]["MCPListInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MCPListOutput"];
                 };
             };
         };
