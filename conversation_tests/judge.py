@@ -71,15 +71,6 @@ def parse_verdict(text: str) -> tuple[bool, str]:
     return verdict.strip().lower() == "pass", reason.strip() or "(no reason given)"
 
 
-def supports_schema(ref: ModelRef, provider: Provider | None) -> bool:
-    try:
-        import litellm
-
-        return bool(litellm.supports_response_schema(model=llm.litellm_target(ref, provider)["model"]))
-    except Exception:  # models litellm does not know: parse strictly instead
-        return False
-
-
 def judge_reply(*, owner_id: int, rubric: str, model: str, provider: int | None, conversation: list[dict], reply: str) -> Verdict:
     """Grade ``reply``; every failure of the judge itself is an ``error`` verdict with the reason."""
     source = None
@@ -90,7 +81,7 @@ def judge_reply(*, owner_id: int, rubric: str, model: str, provider: int | None,
     ref = ModelRef(model=model, provider=provider, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
     request = judge_request(rubric=rubric, conversation=conversation, reply=reply)
     try:
-        result = llm.complete(ref, source, request, response_format=RESPONSE_FORMAT if supports_schema(ref, source) else None)
+        result = llm.complete(ref, source, request, response_format=RESPONSE_FORMAT if llm.supports_response_schema(ref, source) else None)
     except NodeError as exc:
         return Verdict(ERROR, f"the judge failed: {exc}")
     usage = dict(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, cost=result.cost)

