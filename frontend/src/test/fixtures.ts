@@ -63,7 +63,7 @@ export function run(overrides: Partial<Run> = {}): Run {
 
 /** One node's step of a run. */
 export function runStep(node: string, type: string, overrides: Partial<RunStep> = {}): RunStep {
-  return { node, type, status: 'succeeded', duration_ms: 1, input: '', output: '', error: '', details: {}, messages: null, ...overrides };
+  return { node, type, status: 'succeeded', duration_ms: 1, input: '', output: '', error: '', details: {}, messages: null, rounds: null, ...overrides };
 }
 
 /** What ``promise`` rejects with, which must be a ``type`` (a test fails with what it got instead). */
