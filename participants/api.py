@@ -120,6 +120,16 @@ def _fact(request, pk):
     return found_or_404(memory_selectors.fact_get(owner=request.user, fact_id=pk), "fact")
 
 
+def _shown(message: dict) -> dict:
+    """A history message as the participant's page shows it, its tool round included."""
+    shown = {"seq": message["seq"], "role": message["role"], "content": message["content"]}
+    if message.get("tool_calls"):
+        shown["tool_calls"] = message["tool_calls"]
+    if message.get("tool_call_id"):
+        shown["tool_call_id"] = message["tool_call_id"]
+    return shown
+
+
 def participant_detail(participant) -> dict:
     threads = [
         {
@@ -146,7 +156,7 @@ def participant_detail(participant) -> dict:
                 "history": history.kind,
                 "name": history.name,
                 "message_count": history.last_seq - history.replaced_through,
-                "messages": [{"seq": m["seq"], "role": m["role"], "content": m["content"]} for m in messages],
+                "messages": [_shown(m) for m in messages],
                 "summaries": summaries,
             }
         )

@@ -127,6 +127,44 @@ def test_the_next_turn_is_sent_the_earlier_turns_call_and_result(make_workflow, 
     ]
 
 
+CALL_7 = {"id": "call_1", "type": "function", "function": {"name": "lookup_order", "arguments": '{"order": 7}'}}
+RESULT_7 = '{"order": "7", "status": "shipped", "carrier": {"name": "Posta"}}'
+
+
+@pytest.mark.parametrize("key", ["thread", "participant"])
+def test_the_memory_and_participant_pages_show_the_round(make_workflow, api, provider, fake_llm, api_server, key):
+    fake_llm.responder = tool_then_answer(*calls(("lookup_order", {"order": 7})), answer="Order 7 ships with Posta.")
+    graph = agent_graph(provider.pk, [lookup_tool(api_server.base)], memory={"type": "memory.buffer", "key": key})
+    workflow = make_workflow(graph)
+    body = {"message": "where is order 7?", "participant": "ada@example.com"}
+    answer = api.post(f"/api/workflows/{workflow['id']}/chat/", body, format="json").json()
+
+    expected = [("user", None, None), ("assistant", [CALL_7], None), ("tool", None, "call_1"), ("assistant", None, None)]
+    if key == "thread":
+        [history] = api.get(f"/api/threads/{answer['thread']}/memory/").json()
+        messages = history["messages"]
+    else:
+        [participant] = api.get("/api/participants/").json()["results"]
+        [memory] = api.get(f"/api/participants/{participant['id']}/").json()["memories"]
+        messages = memory["messages"]
+    assert [(m["role"], m.get("tool_calls"), m.get("tool_call_id")) for m in messages] == expected
+    assert messages[2]["content"] == RESULT_7
+
+
+def test_an_edited_history_keeps_its_round(make_workflow, api, chat, provider, fake_llm, api_server):
+    """The memory page's editor sends a round back with the fields it got: the edit is taken, paired."""
+    fake_llm.responder = tool_then_answer(*calls(("lookup_order", {"order": 7})), answer="Order 7 ships with Posta.")
+    workflow = make_workflow(agent_graph(provider.pk, [lookup_tool(api_server.base)], memory={"type": "memory.buffer"}))
+    answer = chat(workflow["id"], "where is order 7?")
+    [history] = api.get(f"/api/threads/{answer['thread']}/memory/").json()
+    edited = [{k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")} for m in history["messages"]]
+    edited[2]["content"] = "(edited) shipped"
+    response = api.put(f"/api/threads/{answer['thread']}/memory/{history['name']}/", {"messages": edited}, format="json")
+    assert response.status_code == 200, response.content
+    [history] = api.get(f"/api/threads/{answer['thread']}/memory/").json()
+    assert [(m["content"], m.get("tool_calls")) for m in history["messages"][1:3]] == [("", [CALL_7]), ("(edited) shipped", None)]
+
+
 def test_parallel_calls_run_at_once_and_their_results_come_back_in_order(make_workflow, chat, provider, fake_llm, api_server):
     fake_llm.responder = tool_then_answer(*calls(("lookup_order", {"order": 1}), ("lookup_order", {"order": 2})))
     workflow = make_workflow(agent_graph(provider.pk, [lookup_tool(api_server.base)]))
@@ -148,8 +186,9 @@ def test_parallel_calls_run_at_once_and_their_results_come_back_in_order(make_wo
         ({}, {"order": "forty-two"}, "do not match the tool's schema at order: 'forty-two' is not of type 'integer'"),
         ({}, "{not json", "the arguments are not JSON"),
         ({"url": "http://169.254.169.{{ args.order }}/latest/meta-data/"}, {"order": 254}, "link-local or cloud-metadata"),
+        ({"url": "{{ base }}/redirect?to=http://169.254.169.254/latest/meta-data/"}, {"order": 1}, "link-local or cloud-metadata"),
     ],
-    ids=["http-500", "hanging", "5-mb-answer", "schema", "not-json", "refused-address"],
+    ids=["http-500", "hanging", "5-mb-answer", "schema", "not-json", "refused-address", "redirect-to-a-refused-address"],
 )
 def test_a_failing_call_answers_the_model_with_its_error_and_the_turn_goes_on(
     make_workflow, chat, provider, fake_llm, api_server, tool, arguments, error

@@ -16,7 +16,7 @@ export interface ParticipantMemory {
   history: string;
   name: string;
   message_count: number;
-  messages: { seq: number; role: string; content: string }[];
+  messages: { seq: number; role: string; content: string; tool_calls?: { [key: string]: unknown }[]; tool_call_id?: string }[];
   summaries: { node: string; text: string; through_seq: number }[];
 }
 

@@ -3,13 +3,14 @@
 import { useState } from 'react';
 import { api } from '../api/client';
 import type { MemoryHistory, MemoryImport, MemoryMessageInput } from '../api/types';
+import { editable, ToolRoundPart } from './toolRounds';
 import { formatDateTime } from '../ui/format';
 import { SaveAsTestButton } from '../conversationTests/SaveAsTestButton';
 import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
 
-const ROLES: MemoryMessageInput['role'][] = ['system', 'user', 'assistant'];
+const ROLES: MemoryMessageInput['role'][] = ['system', 'user', 'assistant', 'tool'];
 
 export function MemoryPage({ threadId }: { threadId: number }) {
   const memory = useAsync(() => api.threadMemory(threadId), [threadId]);
@@ -189,7 +190,7 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
             </button>
           </div>
         ) : (
-          <button className="btn btn-sm" onClick={() => setEditing(history.messages.map(({ role, content }) => ({ role, content })))}>Edit</button>
+          <button className="btn btn-sm" onClick={() => setEditing(history.messages.map(editable))}>Edit</button>
         )}
       </header>
 
@@ -202,7 +203,10 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
               <select value={m.role} onChange={(e) => change(i, { role: ROLES.find((r) => r === e.target.value) ?? m.role })} aria-label={`Role of message ${i + 1}`}>
                 {ROLES.map((r) => <option key={r}>{r}</option>)}
               </select>
-              <textarea rows={2} value={m.content} onChange={(e) => change(i, { content: e.target.value })} aria-label={`Message ${i + 1}`} />
+              <div className="memory-edit-text">
+                <textarea rows={2} value={m.content} onChange={(e) => change(i, { content: e.target.value })} aria-label={`Message ${i + 1}`} />
+                <ToolRoundPart message={m} />
+              </div>
               <button className="btn btn-ghost btn-icon" aria-label={`Remove message ${i + 1}`} onClick={() => setEditing(editing.filter((_, j) => j !== i))}>✕</button>
             </div>
           ))}
@@ -217,7 +221,10 @@ function HistoryCard({ threadId, history, onReplaced }: { threadId: number; hist
             {history.messages.map((m, i) => (
               <tr key={i}>
                 <td className={`role role-${m.role}`}>{m.role}</td>
-                <td className="memory-content">{m.content}</td>
+                <td className="memory-content">
+                  {m.content}
+                  <ToolRoundPart message={m} />
+                </td>
                 <td className="muted small num">{m.token_count ?? ''}</td>
               </tr>
             ))}

@@ -9,6 +9,7 @@ import { EmptyState, ErrorState } from '../ui/States';
 import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
 import { Pager } from '../ui/Pager';
+import { ToolRoundPart } from '../memory/toolRounds';
 
 const PAGE_SIZE = 25;
 
@@ -123,7 +124,7 @@ export function ParticipantPage({ participantId }: { participantId: number }) {
                 ))}
                 <ol className="sent-list">
                   {m.messages.map((msg) => (
-                    <li key={msg.seq} className={`sent-msg sent-${msg.role}`}><span className={`role role-${msg.role}`}>{msg.role}</span><pre>{msg.content}</pre></li>
+                    <li key={msg.seq} className={`sent-msg sent-${msg.role}`}><span className={`role role-${msg.role}`}>{msg.role}</span><pre>{msg.content}</pre><ToolRoundPart message={msg} /></li>
                   ))}
                 </ol>
               </div>
