@@ -5,11 +5,15 @@ received recorded (headers and bodies), so tests assert exactly what a tool sent
 - ``/echo``: the request's method, headers and body, as JSON (a server that echoes a secret)
 - ``/fail``: HTTP 500; ``/slow?s=N``: answers after N seconds; ``/big?mb=N``: N MB of JSON
 - ``/text``: plain text; ``/redirect?to=URL``: 302 to URL
+
+``MCPOrders``: a real MCP server (the official SDK, Streamable HTTP) wanting ``Bearer mcp-secret``,
+with ``lookup_order`` and a ``cancel_order`` that always fails.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,3 +94,50 @@ class ToolServer:
                     pass
 
         return Handler
+
+
+class MCPOrders:
+    """``with MCPOrders() as url``: the server runs (uvicorn, a thread of its own) until the block ends."""
+
+    TOKEN = b"Bearer mcp-secret"
+
+    def __enter__(self) -> str:
+        import uvicorn
+        from mcp.server.mcpserver import MCPServer
+        from starlette.responses import JSONResponse
+
+        server = MCPServer("orders")
+
+        @server.tool()
+        def lookup_order(order_id: int) -> str:
+            """Look up an order by its number."""
+            return f"order {order_id}: shipped with Posta"
+
+        @server.tool()
+        def cancel_order(order_id: int) -> str:
+            """Cancel an order."""
+            raise ValueError(f"order {order_id} cannot be cancelled any more")
+
+        inner = server.streamable_http_app()
+
+        async def app(scope, receive, send):
+            if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != self.TOKEN:
+                return await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+            return await inner(scope, receive, send)
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self._runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+        self._thread = threading.Thread(target=self._runner.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._runner.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not self._runner.started:
+            raise RuntimeError("the MCP test server did not start within 20 s")
+        return f"http://127.0.0.1:{port}/mcp"
+
+    def __exit__(self, *exc) -> None:
+        self._runner.should_exit = True
+        self._thread.join(timeout=10)
