@@ -40,11 +40,14 @@ NEW_APPS = {"providers", "participants", "runs", "triggers"}
 
 
 def _rows(connection) -> dict[str, list]:
+    """Each table's rows, each a {column: value as text}: later migrations may add columns, and
+    the test compares the columns the old layout had."""
     rows = {}
     with connection.cursor() as cursor:
         for table in TABLES:
             cursor.execute(f"SELECT * FROM {table} ORDER BY id")  # noqa: S608 (names from the list above)
-            rows[table] = [[str(value) for value in row] for row in cursor.fetchall()]
+            columns = [column[0] for column in cursor.description]
+            rows[table] = [{c: str(v) for c, v in zip(columns, row, strict=True)} for row in cursor.fetchall()]
     return rows
 
 

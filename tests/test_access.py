@@ -93,6 +93,7 @@ def world(api, make_workflow, provider, fake_llm):
     customer = api.post(f"/api/workflows/{bot.id}/chat/", {"message": SECRET, "participant": "customer-1"}, format="json").json()
     participant = api.get(f"/api/runs/{customer['run']}/").json()["participant"]
     fact = api.post(f"/api/participants/{participant}/facts/", {"workflow": bot.id, "key": "plan", "value": SECRET}, format="json").json()
+    secret = api.post("/api/secrets/", {"name": "orders_key", "value": SECRET}, format="json").json()
     return SimpleNamespace(
         workflow=bot.id,
         revision=bot.revision,
@@ -106,6 +107,7 @@ def world(api, make_workflow, provider, fake_llm):
         test_run=test_run["id"],
         participant=participant,
         fact=fact["id"],
+        secret=secret["id"],
     )
 
 
@@ -122,13 +124,13 @@ def _test_runs_settle():
 
 def snapshot() -> dict:
     """Every row the product stores (workflows, versions, providers, threads, messages, runs,
-    steps, webhooks, memory, schedules, tokens)."""
+    steps, webhooks, memory, schedules, tokens, secrets)."""
     from django.apps import apps
 
     state = {}
     for model in apps.get_models():
         if model._meta.app_label in (
-            *("workflows", "providers", "runs", "participants", "triggers", "conversation_tests", "memory"),
+            *("workflows", "providers", "runs", "participants", "triggers", "conversation_tests", "memory", "tools"),
             *("django_celery_beat", "authtoken"),
         ):
             state[model._meta.label] = list(model.objects.order_by("pk").values())
@@ -274,6 +276,10 @@ CASES = [
     Case("PUT", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", lambda w: {"key": "plan", "value": "forged by mallory"}),
     Case("PATCH", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", lambda w: {"value": "forged by mallory"}),
     Case("DELETE", "/api/facts/{id}/", lambda w: f"/api/facts/{w.fact}/", owner=204),
+    # secrets (docs/tools.md#secrets): their values are never returned, to the owner either
+    Case("GET", "/api/secrets/{id}/", lambda w: f"/api/secrets/{w.secret}/"),
+    Case("PUT", "/api/secrets/{id}/", lambda w: f"/api/secrets/{w.secret}/", lambda w: {"value": "forged by mallory"}),
+    Case("DELETE", "/api/secrets/{id}/", lambda w: f"/api/secrets/{w.secret}/", owner=204),
 ]
 
 # Scoped to the caller by construction: lists show only the caller's rows, creates make the
@@ -289,6 +295,9 @@ CALLER_SCOPED = {
     ("GET", "/api/providers/default/"),  # the caller's own providers only: test_the_default_model_is_the_callers
     ("GET", "/api/participants/"),
     ("GET", "/api/templates/"),  # on the caller's default model: test_another_users_templates_never_name_my_provider
+    ("GET", "/api/secrets/"),
+    ("POST", "/api/secrets/"),
+    ("POST", "/api/tools/mcp/"),  # names the caller's own secrets only
 }
 # Public by design, with what protects them instead.
 PUBLIC = {
@@ -342,6 +351,9 @@ def test_lists_and_creates_are_scoped_to_the_caller(world, api, other_api, fake_
     before, calls = snapshot(), len(fake_llm.requests)
     assert other_api.get("/api/workflows/").json()["count"] == 0
     assert other_api.get("/api/providers/").json() == []
+    assert other_api.get("/api/secrets/").json() == []
+    listing = other_api.post("/api/tools/mcp/", {"url": "http://127.0.0.1:9/mcp", "secret": "orders_key"}, format="json")
+    assert listing.status_code == 400 and "no secret named 'orders_key'" in listing.content.decode(), listing.content
     for query in ("", f"?workflow={world.workflow}", f"?thread={world.thread}", "?trigger=manual", "?status=succeeded"):
         assert other_api.get(f"/api/runs/{query}").json()["count"] == 0, query
     for query in ("", f"?workflow={world.workflow}", "?search=secret"):

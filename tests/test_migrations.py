@@ -27,6 +27,14 @@ MOVED = {
 }
 
 
+# Columns added to the moved tables after the move, with the value an old row gets.
+NEW_COLUMNS = {
+    ("workflows_runstep", "rounds", "None"),
+    ("memory_historymessage", "tool_calls", "None"),
+    ("memory_historymessage", "tool_call_id", ""),
+}
+
+
 def _run(env: dict, *args: str) -> str:
     done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -39,7 +47,18 @@ def _migrate_the_old_layout(env: dict) -> None:
     after = json.loads(_run(env, "-m", "tests.migration_scenario", "today"))
 
     assert all(before["rows"][table] for table in before["rows"]), "every table holds a row to keep"
-    assert after["rows"] == before["rows"]  # nothing copied, nothing lost, nothing changed
+    # Nothing copied, nothing lost, nothing changed: every old column of every row as it was (columns
+    # added since, such as a step's tool rounds, hold their defaults: NEW_COLUMNS).
+    kept = {table: [{c: row[c] for c in rows[0]} for row in after["rows"][table]] for table, rows in before["rows"].items()}
+    assert kept == before["rows"]
+    added = {
+        (table, column, row[column])
+        for table, rows in after["rows"].items()
+        for row in rows
+        for column in row
+        if column not in before["rows"][table][0]
+    }
+    assert added == NEW_COLUMNS
     today = after["today"]
     assert today["provider_key"] == "sk-secret"  # still decrypts
     assert today["run"] == ["hello", "customer-42", "support", "customer-42"]
