@@ -22,6 +22,7 @@ from .report import render
 BENCHMARKS = {
     "memory": "bench.memory_cost",
     "overhead": "bench.overhead",
+    "agent": "bench.agent",
     "throughput": "bench.throughput",
     "streaming": "bench.streaming",
     "editor": "bench.editor",
@@ -29,7 +30,7 @@ BENCHMARKS = {
     "langflow": "bench.peer_langflow",
 }
 PEERS = {"langflow"}  # run only when asked (``--peer``): they install another product
-NEEDS_PG = {"memory", "overhead", "throughput", "streaming", "memory_quality", "langflow"}
+NEEDS_PG = {"memory", "overhead", "agent", "throughput", "streaming", "memory_quality", "langflow"}
 
 
 def _terminate(signum, frame):
