@@ -264,6 +264,7 @@ def measure(stack: stacks.Stack, fake, tool_api, *, turns: int, warmup: int, pro
     fake.requests.clear()
     raw["skein_overhead"] = [t - m for t, m in zip(raw["turn"], raw["loop_model"])]
     raw["bare_overhead"] = [b - s for b, s in zip(raw["loop"], raw["loop_server"])]
+    raw["difference"] = [t - b for t, b in zip(raw["turn"], raw["loop"])]
     return raw, same_messages
 
 
@@ -271,7 +272,8 @@ def _breakdown(stats: dict, turns: int) -> str:
     return (
         f"bare loop p50: its model calls {stats['loop_model']['p50']:.1f} ms (the server's time on them "
         f"{stats['loop_server']['p50']:.1f} ms), the tool call {stats['loop_tool']['p50']:.1f} ms; Skein's turn − the "
-        f"server's time on its two requests p50 {stats['turn']['p50'] - stats['turn_server']['p50']:.1f} ms; n={turns}"
+        f"server's time on its two requests p50 {stats['turn']['p50'] - stats['turn_server']['p50']:.1f} ms; turn − loop "
+        f"p50 {stats['difference']['p50']:.1f} ms, p90 {stats['difference']['p90']:.1f} ms; n={turns}"
     )
 
 
