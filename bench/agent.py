@@ -291,6 +291,8 @@ def run(quick: bool) -> Result:
     notes = [
         "Skein's overhead: turn − the bare loop's two model calls (client side); the bare loop's: loop − the fake "
         "server's time on its two requests. Both include the tool's HTTP call.",
+        "The fake server shares this process's GIL with the bare loop's client, so its time on the loop's requests "
+        "includes waits for it: the loop's own overhead is understated, and the ratio errs against Skein.",
     ]
     for mode in ("embedded", "full"):
         with Cleanup.scope():
