@@ -22,6 +22,7 @@ from .report import render
 BENCHMARKS = {
     "memory": "bench.memory_cost",
     "overhead": "bench.overhead",
+    "agent": "bench.agent",
     "throughput": "bench.throughput",
     "streaming": "bench.streaming",
     "editor": "bench.editor",
@@ -29,7 +30,7 @@ BENCHMARKS = {
     "langflow": "bench.peer_langflow",
 }
 PEERS = {"langflow"}  # run only when asked (``--peer``): they install another product
-NEEDS_PG = {"memory", "overhead", "throughput", "streaming", "memory_quality", "langflow"}
+NEEDS_PG = {"memory", "overhead", "agent", "throughput", "streaming", "memory_quality", "langflow"}
 
 
 def _terminate(signum, frame):
@@ -73,7 +74,13 @@ def main(argv=None) -> int:
         except (ValueError, KeyError):
             previous = {}
 
-    meta = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "quick": args.quick, "commit": git_commit(), **machine_info()}
+    meta = {
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "quick": args.quick,
+        "commit": git_commit(),
+        "ran": [name for name in BENCHMARKS if name in selected],
+        **machine_info(),
+    }
     results: dict[str, dict] = dict(previous)
     failed = False
     try:
@@ -89,6 +96,8 @@ def main(argv=None) -> int:
             module = importlib.import_module(BENCHMARKS[name])
             log(f"=== {name}: {module.TITLE} (load {load_average()[0]:.2f})")
             started = time.monotonic()
+            # Each benchmark says when and on what it was measured: ``--only`` merges runs of other days.
+            measured = {"at": time.strftime("%Y-%m-%d %H:%M"), "commit": meta["commit"], "load_average_before": load_average()}
             with Cleanup.scope():
                 try:
                     result: Result = module.run(args.quick)
@@ -100,6 +109,7 @@ def main(argv=None) -> int:
                     result = Result(name, module.TITLE, status="failed", message=f"{type(exc).__name__}: {exc}")
                     failed = True
             result.details["seconds"] = round(time.monotonic() - started, 1)
+            result.details["measured"] = measured
             result.details["load_average_after"] = load_average()
             results[name] = result.as_dict()
             log(f"=== {name}: {result.status} in {result.details['seconds']}s {result.message}")

@@ -13,9 +13,10 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-def bare_stream(base_url: str, messages: list[dict]):
+def bare_stream(base_url: str, messages: list[dict], **extra):
     """What Skein's llm node asks litellm for (providers/llm.py), without Skein around it: the
-    baseline of every benchmark that compares with a bare call."""
+    baseline of every benchmark that compares with a bare call. ``extra``: more of litellm's
+    arguments (``tools``)."""
     import litellm
 
     litellm.suppress_debug_info = True
@@ -28,6 +29,7 @@ def bare_stream(base_url: str, messages: list[dict]):
         stream_options={"include_usage": True},
         timeout=60,
         max_retries=0,
+        **extra,
     )
 
 

@@ -283,17 +283,48 @@ def check(response, expected: int = 200) -> dict:
     return response.json() if response.content else {}
 
 
-def create_chatbot(client, fake_base_url: str, *, memory: dict | None = None, name: str = "bench chatbot") -> dict:
-    from tests.graphs import chat_graph
-
+def create_workflow(client, fake_base_url: str, graph_of, *, name: str) -> dict:
+    """A provider on the fake server, and a workflow of ``graph_of(provider id)`` using it."""
     provider = check(
         client.post("/api/providers/", json={"name": "fake", "kind": "openai_compatible", "api_base": fake_base_url, "api_key": "k"}), 201
     )
-    graph = chat_graph(provider["id"], memory=dict(memory) if memory else None)
-    workflow = check(client.post("/api/workflows/", json={"name": name, "graph": graph}), 201)
+    workflow = check(client.post("/api/workflows/", json={"name": name, "graph": graph_of(provider["id"])}), 201)
     if workflow.get("errors"):
         raise RuntimeError(f"the bench workflow is invalid: {workflow['errors']}")
     return workflow
+
+
+def create_chatbot(client, fake_base_url: str, *, memory: dict | None = None, name: str = "bench chatbot") -> dict:
+    from tests.graphs import chat_graph
+
+    return create_workflow(client, fake_base_url, lambda provider: chat_graph(provider, memory=dict(memory) if memory else None), name=name)
+
+
+# --- side by side -------------------------------------------------------------------------------------
+def alternating_pairs(turn, baseline, *, pairs: int, warmup: int, profile=None) -> list[tuple]:
+    """Skein's turn and its baseline, measured in pairs: ``turn()`` returns (its figures, what the
+    baseline repeats), ``baseline(that)`` its figures. ``warmup`` pairs first, not returned; then
+    which goes first alternates (a baseline going first repeats the previous turn). ``profile``
+    (a ``profiling.PySpy``) samples the measured pairs."""
+    for _ in range(warmup):
+        _, repeated = turn()
+        baseline(repeated)
+    measured, repeated = [], None
+    if profile:
+        profile.start()
+    try:
+        for index in range(pairs):
+            if index % 2 == 0 or repeated is None:
+                figures, repeated = turn()
+                measured.append((figures, baseline(repeated)))
+            else:
+                compared = baseline(repeated)
+                figures, repeated = turn()
+                measured.append((figures, compared))
+    finally:
+        if profile:
+            profile.stop()
+    return measured
 
 
 # --- statistics ---------------------------------------------------------------------------------------

@@ -18,10 +18,10 @@ import time
 from . import stacks
 from .bareclient import bare_stream
 from .common import (
-    PROFILE,
     Cleanup,
     Result,
     Row,
+    alternating_pairs,
     api_client,
     api_token,
     check,
@@ -88,28 +88,11 @@ def measure(stack: stacks.Stack, fake, *, turns: int, warmup: int, profile=None)
             raise AssertionError(f"unexpected bare answer: {reply!r}")
         return elapsed
 
-    for _ in range(warmup):
-        _, messages = turn()
-        bare(messages)
-    samples.clear()
-    turn_times, bare_times, diffs = [], [], []
-    messages = None
-    if profile:
-        profile.start()
-    try:
-        for i in range(turns):
-            if i % 2 == 0 or messages is None:
-                t, messages = turn()
-                b = bare(messages)
-            else:
-                b = bare(messages)  # the previous turn's messages: this pair's bare call goes first
-                t, messages = turn()
-            turn_times.append(t)
-            bare_times.append(b)
-            diffs.append(t - b)
-    finally:
-        if profile:
-            profile.stop()
+    pairs = alternating_pairs(turn, bare, pairs=turns, warmup=warmup, profile=profile)
+    del samples[:warmup]  # the warm-up turns'
+    turn_times = [t for t, _ in pairs]
+    bare_times = [b for _, b in pairs]
+    diffs = [t - b for t, b in pairs]
     fake.requests.clear()
     timeline = run_timeline(client, samples)
     return {"turn": turn_times, "bare": bare_times, "diff": diffs}, timeline
@@ -126,12 +109,7 @@ def run(quick: bool) -> Result:
     figures, timelines = {}, {}
     for mode in ("embedded", "full"):
         with Cleanup.scope():
-            stack = stacks.embedded() if mode == "embedded" else stacks.full(concurrency=8)
-            profile = None
-            if PROFILE["enabled"]:
-                from .profiling import PySpy
-
-                profile = PySpy({f"overhead-{mode}-{p.name}": p.proc.pid for p in stack.processes}, idle=True)
+            stack, profile = stacks.latency_stack(mode, profile_as="overhead")
             raw, timeline = measure(stack, fake, turns=turns, warmup=warmup, profile=profile)
         stats = {key: summarize([ms(v) for v in values]) for key, values in raw.items()}
         figures[mode] = stats

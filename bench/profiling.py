@@ -28,6 +28,7 @@ OWN = tuple(
         "core",
         "observability",
         "providers",
+        "tools",
         "accounts",
         "memory",
         "workflows",

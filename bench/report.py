@@ -15,6 +15,18 @@ def _ratio(row: dict) -> str:
     return f"{row['ratio']:.1f}× ({row['ratio_label']})" if row.get("ratio_label") else f"{row['ratio']:.1f}×"
 
 
+def _merged(meta: dict, payload: dict) -> str:
+    """For a run of some benchmarks (``--only``) merged into earlier results: which rows it measured."""
+    ran = meta.get("ran")
+    earlier = [b["name"] for b in payload["benchmarks"] if ran is not None and b["name"] not in ran]
+    if not earlier:
+        return ""
+    return (
+        f" This run measured {', '.join(f'`{n}`' for n in ran)}; the other rows come from earlier runs "
+        "(each section says when, where it was recorded)."
+    )
+
+
 def render(payload: dict) -> str:
     meta = payload["meta"]
     lines = [
@@ -26,7 +38,8 @@ def render(payload: dict) -> str:
         + (f", at end {', '.join(f'{x:.2f}' for x in meta['load_average_at_end'])}" if meta.get("load_average_at_end") else "")
         + ". Produced by `python -m bench`"
         + (" --quick" if meta.get("quick") else "")
-        + "; details in `results.json`.",
+        + "; details in `results.json`."
+        + _merged(meta, payload),
         "",
         "| benchmark | Skein | baseline | ratio | goal | met? |",
         "|---|---|---|---|---|---|",
@@ -44,6 +57,13 @@ def render(payload: dict) -> str:
     for bench in payload["benchmarks"]:
         lines.append(f"## {bench['title']} (`{bench['name']}`): {bench['status']}")
         lines.append("")
+        measured = bench.get("details", {}).get("measured")
+        if measured:
+            lines.append(
+                f"Measured {measured['at']}, commit `{measured['commit']}`, load average before "
+                f"{', '.join(f'{x:.2f}' for x in measured['load_average_before'])}."
+            )
+            lines.append("")
         if bench.get("message"):
             lines.append(bench["message"])
             lines.append("")

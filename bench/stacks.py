@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .common import BENCH_DB, BENCH_NAMESPACE, REDIS_URL, Cleanup, base_env, log, prepare_database, temp_dir
+from .common import BENCH_DB, BENCH_NAMESPACE, PROFILE, REDIS_URL, Cleanup, base_env, log, prepare_database, temp_dir
 
 
 @dataclass
@@ -99,3 +99,15 @@ def full(*, concurrency: int = 8, worker_processes: int = 1, database_url: str |
     processes.append(web)
     log(f"full stack: daphne at {base}, {worker_processes} worker process(es) x {concurrency} threads")
     return _register(Stack("full", base, env, directory, processes, concurrency, worker_processes))
+
+
+def latency_stack(mode: str, *, profile_as: str):
+    """The stack the latency benchmarks measure a turn on (embedded, or full with one worker of 8
+    threads), and with ``--profile`` a py-spy on its processes (every thread: where wall time goes)."""
+    stack = embedded() if mode == "embedded" else full(concurrency=8)
+    profile = None
+    if PROFILE["enabled"]:
+        from .profiling import PySpy
+
+        profile = PySpy({f"{profile_as}-{mode}-{p.name}": p.proc.pid for p in stack.processes}, idle=True)
+    return stack, profile
