@@ -49,8 +49,15 @@ class ToolPlan:
         return ToolPlan(self.functions, may_answer=False)
 
     def call_schema(self) -> dict:
-        """The JSON schema of a call: one of the functions by name, with arguments on its schema."""
-        return {"anyOf": [_call_branch(index, f) for index, f in enumerate(self.functions)]}
+        """The JSON schema of a call: one of the functions by name, with arguments on its schema.
+        Each function's parameters sit in ``$defs`` (their own local references moved along: the
+        grammar's converter resolves a reference through objects only, not anyOf's list)."""
+        return {
+            "anyOf": [
+                _object({TOOL_KEY: {"const": f.name}, ARGUMENTS_KEY: {"$ref": f"#/$defs/{_def(i)}"}}) for i, f in enumerate(self.functions)
+            ],
+            "$defs": {_def(i): _moved_refs(f.parameters, f"#/$defs/{_def(i)}") for i, f in enumerate(self.functions)},
+        }
 
     def note(self) -> str:
         """The system note: each tool in a line, then the reply's shape (a few dozen tokens)."""
@@ -116,10 +123,8 @@ def _object(properties: dict) -> dict:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def _call_branch(index: int, function: Function) -> dict:
-    # The parameters move under anyOf/<index>/properties/arguments: their local references follow.
-    moved = _moved_refs(function.parameters, f"#/anyOf/{index}/properties/{ARGUMENTS_KEY}")
-    return _object({TOOL_KEY: {"const": function.name}, ARGUMENTS_KEY: moved})
+def _def(index: int) -> str:
+    return f"arguments-{index}"
 
 
 def _moved_refs(schema, prefix: str):
