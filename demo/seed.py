@@ -60,7 +60,8 @@ def demo_seed(*, owner, model: dict | None = None) -> list[Workflow]:
     model = model or model_default(owner=owner)
     existing = set(Workflow.objects.filter(owner=owner).values_list("name", flat=True))
     created = [_demo_create(owner, name, graph) for name, graph in demo_graphs(**model) if name not in existing]
-    lookup = Workflow.objects.filter(owner=owner, name=samples.ORDER_LOOKUP).order_by("id").first()
+    lookup = next((w for w in created if w.name == samples.ORDER_LOOKUP), None)
+    lookup = lookup or Workflow.objects.filter(owner=owner, name=samples.ORDER_LOOKUP).order_by("id").first()
     if samples.ORDER_DESK not in existing and lookup is not None:
         if lookup.published_version is None:
             workflow_publish(workflow=lookup)
