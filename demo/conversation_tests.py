@@ -95,6 +95,16 @@ DEMO_TESTS: dict[str, list[tuple[str, list[dict]]]] = {
             [_turn("Has order 42 shipped?", _sent("assistant", "arrive by webhook"), _sent("assistant", "order 42"))],
         ),
     ],
+    "Demo: order lookup": [
+        ("answers from its order table", [_turn("1042", {"reply_contains": "Order 1042: shipped"})]),
+        ("says when no order matches", [_turn("order 999", {"reply_contains": "No order matches"})]),
+    ],
+    "Demo: order desk": [
+        (
+            "is sent the question and told to look the order up",
+            [_turn("Where is my order 1042?", _sent("assistant", "lookup_order"), _sent("assistant", "Where is my order 1042?"))],
+        ),
+    ],
 }
 
 

@@ -15,7 +15,7 @@ from providers.services import provider_create
 from workflows import samples
 from workflows.analysis import graph_issues
 from workflows.models import Workflow
-from workflows.services import workflow_create
+from workflows.services import workflow_create, workflow_publish
 
 LOCAL_PROVIDER_NAME = "Local model (SmolLM2, offline)"
 LOCAL_MODEL = "smollm2"
@@ -27,9 +27,12 @@ REPLY_TOKENS = 200
 SUMMARY_TOKENS = 120
 
 
-def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL) -> list[tuple[str, dict]]:
-    """Every demo as (name, graph), calling ``model`` on ``provider``."""
-    return samples.demos({"model": model, "provider": provider}, reply_tokens=REPLY_TOKENS, summary_tokens=SUMMARY_TOKENS)
+def demo_graphs(*, provider: int | None, model: str = LOCAL_MODEL, lookup_workflow: int | None = None) -> list[tuple[str, dict]]:
+    """Every demo as (name, graph), calling ``model`` on ``provider``; the order desk too once
+    ``lookup_workflow`` (the order lookup it calls) is given."""
+    return samples.demos(
+        {"model": model, "provider": provider}, reply_tokens=REPLY_TOKENS, summary_tokens=SUMMARY_TOKENS, lookup_workflow=lookup_workflow
+    )
 
 
 def chatbot_graph(model: dict, system_prompt: str, memory: dict | None = None, summarizer: dict | None = None) -> dict:
@@ -50,18 +53,29 @@ def demo_seed(*, owner, model: dict | None = None) -> list[Workflow]:
     model}``), by default the model a new node gets here (``selectors.model_default``: the bundled
     local model when no provider key is configured); returns the ones created.
 
-    Raises ``ValueError`` if a demo does not validate: a broken demo is a bug, not a user's draft."""
-    existing = set(Workflow.objects.filter(owner=owner).values_list("name", flat=True))
-    created = []
-    for name, graph in demo_graphs(**(model or model_default(owner=owner))):
-        if name in existing:
-            continue
-        issues = graph_issues(graph=graph, owner=owner)
-        if issues:
-            raise ValueError(f"demo workflow {name!r} does not validate: {issues}")
-        workflow = workflow_create(owner=owner, name=name, graph=graph)
-        from demo.conversation_tests import demo_tests_seed
+    The order desk calls the order lookup as a tool, so the lookup is published here (a workflow
+    tool calls published workflows only) before the desk is stored.
 
-        demo_tests_seed(workflow=workflow)  # each demo ships with conversation tests of what it shows
-        created.append(workflow)
+    Raises ``ValueError`` if a demo does not validate: a broken demo is a bug, not a user's draft."""
+    model = model or model_default(owner=owner)
+    existing = set(Workflow.objects.filter(owner=owner).values_list("name", flat=True))
+    created = [_demo_create(owner, name, graph) for name, graph in demo_graphs(**model) if name not in existing]
+    lookup = next((w for w in created if w.name == samples.ORDER_LOOKUP), None)
+    lookup = lookup or Workflow.objects.filter(owner=owner, name=samples.ORDER_LOOKUP).order_by("id").first()
+    if samples.ORDER_DESK not in existing and lookup is not None:
+        if lookup.published_version is None:
+            workflow_publish(workflow=lookup)
+        desk = dict(demo_graphs(**model, lookup_workflow=lookup.pk))[samples.ORDER_DESK]
+        created.append(_demo_create(owner, samples.ORDER_DESK, desk))
     return created
+
+
+def _demo_create(owner, name: str, graph: dict) -> Workflow:
+    from demo.conversation_tests import demo_tests_seed
+
+    issues = graph_issues(graph=graph, owner=owner)
+    if issues:
+        raise ValueError(f"demo workflow {name!r} does not validate: {issues}")
+    workflow = workflow_create(owner=owner, name=name, graph=graph)
+    demo_tests_seed(workflow=workflow)  # each demo ships with conversation tests of what it shows
+    return workflow

@@ -91,7 +91,11 @@ def tools_of(ctx) -> list[Tool]:
     return tools
 
 
-def answer_with_tools(ctx, ref: ModelRef, messages: list[dict], tools: list[Tool], *, max_rounds: int, budget_s: float) -> LoopResult:
+def answer_with_tools(
+    ctx, ref: ModelRef, messages: list[dict], tools: list[Tool], *, max_rounds: int, budget_s: float, call_first: bool = False
+) -> LoopResult:
+    """``call_first``: the first round must call a tool (``tool_choice`` "required"); later rounds
+    are the model's choice."""
     services = ctx.services
     deadline = time.monotonic() + budget_s
     by_name = {tool.spec.name: tool for tool in tools}
@@ -104,7 +108,8 @@ def answer_with_tools(ctx, ref: ModelRef, messages: list[dict], tools: list[Tool
         forced = forced or len(loop.rounds) >= max_rounds or time.monotonic() >= deadline
         if forced and loop.rounds:
             sent.append({"role": "system", "content": ANSWER_NOW})
-        result = services.call_model(ctx.node_id, ref, sent, tools=specs, tool_choice="none" if forced else None)
+        choice = "none" if forced else "required" if call_first and not loop.rounds else None
+        result = services.call_model(ctx.node_id, ref, sent, tools=specs, tool_choice=choice)
         usage[0] += result.prompt_tokens
         usage[1] += result.completion_tokens
         usage[2] += result.cost

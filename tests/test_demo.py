@@ -17,8 +17,9 @@ from runs.models import Run
 from tests.fakellm import Reply
 from workflows import analysis, services
 from workflows.models import Workflow
+from workflows.samples import ORDER_DESK, ORDER_LOOKUP
 
-DEMO_COUNT = 6
+DEMO_COUNT = 8
 
 
 def bootstrap(*args) -> str:
@@ -40,12 +41,17 @@ def test_first_run_creates_account_local_provider_and_demos(django_user_model):
     workflows = Workflow.objects.filter(owner=account)
     assert workflows.count() == DEMO_COUNT
     types = {n["type"] for w in workflows for n in w.graph["nodes"]}
-    assert {"memory.buffer", "memory.window", "memory.summary", "router.static", "trigger.webhook", "llm.model"} <= types
+    assert {"memory.buffer", "memory.window", "memory.summary", "router.static", "trigger.webhook", "llm.model", "tool.workflow"} <= types
     for workflow in workflows:
         assert analysis.graph_issues(graph=workflow.graph, owner=account) == [], workflow.name
         assert workflow.published_version is not None, workflow.name
+        assert workflow.versions.filter(number__isnull=False).count() == 1, workflow.name  # published once
         models = [n["data"] for n in workflow.graph["nodes"] if "model" in n["data"]]
-        assert models and all(m["provider"] == provider.pk and m["model"] == LOCAL_MODEL for m in models)
+        assert models or workflow.name == ORDER_LOOKUP, workflow.name  # the order lookup is a table, no model
+        assert all(m["provider"] == provider.pk and m["model"] == LOCAL_MODEL for m in models)
+    desk = workflows.get(name=ORDER_DESK)
+    [tool] = [n for n in desk.graph["nodes"] if n["type"] == "tool.workflow"]
+    assert tool["data"]["workflow"] == workflows.get(name=ORDER_LOOKUP).pk
 
 
 @pytest.mark.django_db
@@ -57,11 +63,13 @@ def test_rerunning_duplicates_nothing(django_user_model):
     assert Provider.objects.count() == 1 and Workflow.objects.count() == DEMO_COUNT
 
     # a deleted demo stays deleted, unless asked for again
-    Workflow.objects.filter(name="Demo: webhook").delete()
+    Workflow.objects.filter(name__in=["Demo: webhook", ORDER_DESK]).delete()
     bootstrap()
-    assert Workflow.objects.count() == DEMO_COUNT - 1
+    assert Workflow.objects.count() == DEMO_COUNT - 2
     bootstrap("--demos")
     assert Workflow.objects.count() == DEMO_COUNT and Provider.objects.count() == 1
+    desk = Workflow.objects.get(name=ORDER_DESK)
+    assert analysis.graph_issues(graph=desk.graph, owner=desk.owner) == []
 
 
 @pytest.mark.django_db
@@ -84,13 +92,13 @@ def test_providers_configured_in_the_environment_are_added(django_user_model):
 
 def test_demo_layout_is_readable():
     """Every node has its own place; flow runs left to right; resources sit below their consumer."""
-    for name, graph in demo_graphs(provider=1):
+    for name, graph in demo_graphs(provider=1, lookup_workflow=7):
         positions = [(n["position"]["x"], n["position"]["y"]) for n in graph["nodes"]]
         assert len(set(positions)) == len(positions), name
         where = {n["id"]: n["position"] for n in graph["nodes"]}
         for edge in graph["edges"]:
             source, target = where[edge["source"]], where[edge["target"]]
-            if edge["targetHandle"] in ("memory", "llm"):
+            if edge["targetHandle"] in ("memory", "llm", "tools"):
                 assert source["y"] > target["y"], (name, edge["id"])
             else:
                 assert source["x"] < target["x"], (name, edge["id"])
@@ -102,7 +110,7 @@ def test_every_demo_runs(make_workflow, chat, provider, fake_llm, api):
     graphs = dict(demo_graphs(provider=provider.pk, model="agent-model"))
     fake_llm.responder = lambda request: Reply(text=f"answer to: {request.last_user}")
     for name, graph in graphs.items():
-        if name in ("Demo: webhook", "Demo: billing router"):
+        if name in ("Demo: webhook", "Demo: billing router", ORDER_LOOKUP):
             continue
         workflow = make_workflow(graph, name=name)
         thread = None

@@ -265,3 +265,190 @@ def test_the_same_prompt_decodes_the_same_whatever_ran_before():
     first_greedy, first_sampled = ask(0.0), ask(0.7)
     ask(1.0)  # another sampled call in between moves no shared random state
     assert ask(0.7) == first_sampled and ask(0.0) == first_greedy
+
+
+# --- tools: a call of an offered tool, or words, under a grammar ----------------------------------------
+ORDER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup_order",
+        "description": "Look up an order by its number",
+        "parameters": {
+            "type": "object",
+            "properties": {"order": {"type": "integer", "description": "The order's number"}, "note": {"type": "string", "maxLength": 20}},
+            "required": ["order"],
+            "additionalProperties": False,
+        },
+    },
+}
+# Its arguments refer to definitions of their own: the references follow the schema into the grammar.
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {
+            "type": "object",
+            "$defs": {"unit": {"enum": ["C", "F"]}},
+            "properties": {"city": {"type": "string", "maxLength": 30}, "unit": {"$ref": "#/$defs/unit"}},
+            "required": ["city", "unit"],
+            "additionalProperties": False,
+        },
+    },
+}
+TOOLS = [ORDER_TOOL, WEATHER_TOOL]
+ORDER_QUESTION = [
+    {"role": "system", "content": "You are the order desk of a shop."},
+    {"role": "user", "content": "Where is my order 1042?"},
+]
+ROUND = [
+    *ORDER_QUESTION,
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "call_7", "type": "function", "function": {"name": "lookup_order", "arguments": '{"order": 1042}'}}],
+    },
+    {"role": "tool", "tool_call_id": "call_7", "content": "Order 1042: shipped on 28 November."},
+]
+
+
+def streamed(tool_choice, messages=ORDER_QUESTION, tools=TOOLS, max_tokens=60):
+    tokens: list[str] = []
+    result = llm.complete(
+        ModelRef(model="smollm2", temperature=0.0, max_tokens=max_tokens),
+        local_provider(),
+        messages,
+        tools=tools,
+        tool_choice=tool_choice,
+        on_token=tokens.append,
+        retries=0,
+    )
+    return result, tokens
+
+
+def unstreamed(tool_choice, messages=ORDER_QUESTION, tools=TOOLS, max_tokens=60):
+    return litellm.completion(
+        model="skein-local/smollm2", messages=messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, temperature=0
+    ).choices[0]
+
+
+def assert_valid_call(name: str, arguments: str, offered=TOOLS):
+    import jsonschema
+
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in offered}
+    assert name in schemas
+    jsonschema.validate(json.loads(arguments), schemas[name])
+
+
+def test_with_a_call_required_the_streamed_answer_is_a_call_of_an_offered_tool_on_its_schema():
+    result, tokens = streamed("required")
+    [call] = result.tool_calls
+    assert_valid_call(call.name, call.arguments)
+    assert call.id.startswith("call_") and result.finish_reason == "tool_calls"
+    assert result.text == "" and tokens == []  # a call's JSON is never shown as text
+    assert result.completion_tokens > 0 and result.cost == 0
+
+
+def test_streamed_and_unstreamed_calls_agree():
+    choice = unstreamed("required")
+    [unstreamed_call] = choice.message.tool_calls
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None
+    assert unstreamed_call.type == "function" and unstreamed_call.id.startswith("call_")
+    assert_valid_call(unstreamed_call.function.name, unstreamed_call.function.arguments)
+    [streamed_call] = streamed("required")[0].tool_calls
+    # the same prompt decodes the same (one seed), whichever way it is delivered; each call has its own id
+    assert (streamed_call.name, streamed_call.arguments) == (unstreamed_call.function.name, unstreamed_call.function.arguments)
+    assert streamed_call.id != unstreamed_call.id
+
+
+def test_a_named_function_is_the_one_called():
+    choice = {"type": "function", "function": {"name": "get_weather"}}
+    [call] = streamed(choice)[0].tool_calls
+    assert call.name == "get_weather"
+    assert_valid_call(call.name, call.arguments)
+    [call] = unstreamed(choice).message.tool_calls
+    assert call.function.name == "get_weather"
+
+
+@pytest.mark.parametrize("messages", [ORDER_QUESTION, ROUND], ids=["question", "after a result"])
+def test_with_auto_the_answer_is_a_valid_call_or_streamed_text(messages):
+    result, tokens = streamed("auto", messages)
+    if result.tool_calls:
+        [call] = result.tool_calls
+        assert_valid_call(call.name, call.arguments)
+        assert result.finish_reason == "tool_calls" and tokens == [] and result.text == ""
+    else:
+        assert result.text.strip() and "".join(tokens) == result.text and not result.text.startswith("{")
+        assert result.finish_reason in ("stop", "length")
+    choice = unstreamed("auto", messages)
+    assert bool(choice.message.tool_calls) == bool(result.tool_calls)  # the same branch, streamed or not
+
+
+def test_with_tool_choice_none_the_answer_is_text():
+    result, tokens = streamed("none", ROUND, max_tokens=16)
+    assert result.tool_calls == [] and result.text.strip() and "".join(tokens) == result.text
+    choice = unstreamed("none", ROUND, max_tokens=16)
+    assert not choice.message.tool_calls and choice.message.content.strip()
+
+
+def test_the_model_is_sent_the_tools_and_the_rounds_as_text(monkeypatch):
+    prompts = []
+    original = local_model.as_chat
+
+    def spy(messages):
+        prompts.append(original(messages))
+        return prompts[-1]
+
+    monkeypatch.setattr(local_model, "as_chat", spy)
+    long_result = {**ROUND[-1], "content": "x" * 5000}
+    streamed("auto", [*ROUND[:-1], long_result], max_tokens=8)
+    [sent] = prompts
+    system, question, result = sent
+    assert system["role"] == "system" and system["content"].startswith("You are the order desk of a shop.\n\nYou can call these tools:")
+    assert "- lookup_order(order: integer (The order's number), note?: string): Look up an order by its number" in system["content"]
+    assert "- get_weather(city: string, unit: any): The weather in a city" in system["content"]
+    assert question == ORDER_QUESTION[1]
+    assert result["role"] == "system"
+    assert result["content"] == 'You called lookup_order with {"order": 1042}; it returned: ' + "x" * 2000 + "…"
+
+
+def test_a_call_cut_short_by_max_tokens_is_neither_a_call_nor_text():
+    # One token on top of the call's JSON scaffold cannot hold a required argument.
+    result, tokens = streamed("required", max_tokens=1)
+    assert (result.tool_calls, result.text, tokens, result.finish_reason) == ([], "", [], "length")
+
+
+@pytest.mark.parametrize(
+    "tools, tool_choice, message",
+    [
+        (
+            [{**ORDER_TOOL, "function": {**ORDER_TOOL["function"], "parameters": {"$ref": "https://example.com/a.json"}}}],
+            "auto",
+            "cannot follow",
+        ),
+        ([{"type": "function", "function": {"description": "no name"}}], "auto", r"tools\[1\] must be"),
+        ([ORDER_TOOL, ORDER_TOOL], "auto", "the same name"),
+        (TOOLS, {"type": "function", "function": {"name": "refund"}}, "'refund', which is not one of the tools"),
+        (TOOLS, "sometimes", "tool_choice must be"),
+    ],
+)
+def test_tools_the_grammar_cannot_hold_fail_with_a_400_before_generating(tools, tool_choice, message):
+    with pytest.raises(litellm.BadRequestError, match=message) as raised:
+        litellm.completion(model="skein-local/smollm2", messages=ORDER_QUESTION, tools=tools, tool_choice=tool_choice, max_tokens=4)
+    assert raised.value.status_code == 400
+    with pytest.raises(NodeError, match=message):
+        llm.complete(
+            ModelRef(model="smollm2", max_tokens=4), local_provider(), ORDER_QUESTION, tools=tools, tool_choice=tool_choice, retries=0
+        )
+
+
+def test_tools_and_a_response_format_at_once_are_refused():
+    with pytest.raises(NodeError, match="not both at once"):
+        llm.complete(
+            ModelRef(model="smollm2", max_tokens=4),
+            local_provider(),
+            ORDER_QUESTION,
+            tools=TOOLS,
+            response_format={"type": "json_object"},
+            retries=0,
+        )

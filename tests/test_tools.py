@@ -228,6 +228,16 @@ def test_past_the_round_bound_the_model_is_asked_to_answer_and_the_run_says_so(m
     assert len(api_server.requests) == 2
 
 
+def test_an_agent_that_must_call_first_is_asked_for_a_call_in_its_first_round_only(make_workflow, chat, provider, fake_llm, api_server):
+    fake_llm.responder = tool_then_answer(*calls(("lookup_order", {"order": 42})))
+    workflow = make_workflow(agent_graph(provider.pk, [lookup_tool(api_server.base)], call_tool_first=True))
+    answer = chat(workflow["id"], "hello")
+
+    assert (answer["status"], answer["warnings"]) == ("succeeded", [])
+    assert [r.body.get("tool_choice") for r in fake_llm.requests] == ["required", None]
+    assert [r["path"] for r in api_server.requests] == ["/orders/42"]
+
+
 def test_secrets_reach_the_server_but_never_the_model_or_the_trace(make_workflow, chat, api, provider, fake_llm, api_server):
     created = api.post("/api/secrets/", {"name": "ORDERS_KEY", "value": "sk-orders-12345"}, format="json")
     assert created.status_code == 201 and "value" not in created.json()

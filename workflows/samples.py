@@ -143,10 +143,58 @@ ANSWER_TEMPERATURE = 0.2
 SUMMARIZER_TEMPERATURE = 0.2
 
 
-def demos(model: ModelRef, *, reply_tokens: int | None = None, summary_tokens: int | None = None) -> list[tuple[str, dict]]:
+ORDER_LOOKUP, ORDER_DESK = "Demo: order lookup", "Demo: order desk"
+# The order lookup's whole database: a template matching the numbers in the message it is sent.
+ORDERS = {
+    "1042": "shipped on 28 November with Posta, arriving 2 December",
+    "1043": "paid, waiting to be packed",
+    "1044": "delivered on 25 November",
+    "1045": "cancelled; the payment was refunded",
+}
+ORDER_TABLE = (
+    "{%- set orders = " + repr(ORDERS) + " -%}\n"
+    "{%- for number, status in orders.items() if number in input -%}Order {{ number }}: {{ status }}.{{ ' ' if not loop.last }}"
+    "{%- else -%}No order matches '{{ input[:40] }}'.{%- endfor -%}"
+)
+ORDER_DESK_PROMPT = (
+    "You are the order desk of a small shop. Look the customer's order up with lookup_order, sending the order's number, "
+    "then tell them in one or two sentences what it says."
+)
+
+
+def order_lookup(*, layout: Layout = LAYOUT) -> dict:
+    """trigger.chat -> template -> output: answers from a small fixed order table (no model)."""
+    nodes = [
+        layout.node("chat", "trigger.chat", 0),
+        layout.node("table", "template", 1, template=ORDER_TABLE),
+        layout.node("reply", "output", 2),
+    ]
+    return {"nodes": nodes, "edges": [edge_json("chat", "table"), edge_json("table", "reply")]}
+
+
+def order_desk(model: ModelRef, *, lookup_workflow: int, max_tokens: int | None = None) -> dict:
+    """An agent that must look the order up (a ``tool.workflow`` calling ``lookup_workflow``, the
+    order lookup) before it answers with what it found."""
+    lookup = {
+        "id": "lookup",
+        "type": "tool.workflow",
+        "workflow": lookup_workflow,
+        "name": "lookup_order",
+        "description": "Look up an order by its number",
+        "timeout_s": 30.0,
+    }
+    capped = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    return agent(model, system_prompt=ORDER_DESK_PROMPT, tools=[lookup], call_tool_first=True, max_tool_rounds=2, **capped)
+
+
+def demos(
+    model: ModelRef, *, reply_tokens: int | None = None, summary_tokens: int | None = None, lookup_workflow: int | None = None
+) -> list[tuple[str, dict]]:
     """Every demo as (name, graph); the names are what the demos' conversation tests are keyed by
-    (demo/conversation_tests.py)."""
+    (demo/conversation_tests.py). The order desk calls the order lookup, a published workflow: it
+    is among them once ``lookup_workflow`` (that workflow's id) is given."""
     capped = {"max_tokens": reply_tokens}
+    desk = [(ORDER_DESK, order_desk(model, lookup_workflow=lookup_workflow, max_tokens=reply_tokens))] if lookup_workflow else []
     summarizer = {**model, "temperature": SUMMARIZER_TEMPERATURE} | ({"max_tokens": summary_tokens} if summary_tokens else {})
     return [
         ("Demo: chatbot", chatbot(model, system_prompt=HELPFUL, **capped)),
@@ -185,6 +233,8 @@ def demos(model: ModelRef, *, reply_tokens: int | None = None, summary_tokens: i
                 **capped,
             ),
         ),
+        (ORDER_LOOKUP, order_lookup()),
+        *desk,
     ]
 
 

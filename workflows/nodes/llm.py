@@ -65,6 +65,9 @@ class LLMNode(NodeType):
         max_tokens: int | None = Field(None, ge=1, le=1_000_000)
         max_tool_rounds: int = Field(5, ge=1, le=20, description="Rounds of tool calls in one turn before the model must answer")
         tool_budget_s: float = Field(120.0, ge=1, le=900, description="Seconds the turn's tool calls may take in all")
+        call_tool_first: bool = Field(
+            False, description="The model must call a tool before it answers (a small model otherwise tends to answer without looking)"
+        )
 
     def model_ref_of(self, params):
         return params.model_ref(params.max_tokens)
@@ -84,7 +87,9 @@ class LLMNode(NodeType):
             return NodeResult(outputs={"output": FlowValue(result.text, cut=result.cut)}, details=result.details())
         bindings, history = memory_messages(ctx)
         messages = chat_messages(system_prompt, history, user_text)
-        loop = answer_with_tools(ctx, ref, messages, tools, max_rounds=params.max_tool_rounds, budget_s=params.tool_budget_s)
+        loop = answer_with_tools(
+            ctx, ref, messages, tools, max_rounds=params.max_tool_rounds, budget_s=params.tool_budget_s, call_first=params.call_tool_first
+        )
         for warning in loop.warnings:
             ctx.services.warn(ctx.node_id, warning)
         result = loop.result

@@ -75,7 +75,8 @@ class Command(BaseCommand):
             if (created or demos) and not no_demos:
                 seeded = demo.demo_seed(owner=account)
                 for workflow in seeded:
-                    workflow_publish(workflow=workflow)  # published: webhook URLs and the widget work at once
+                    if workflow.published_version is None:  # the order lookup is, for the desk that calls it
+                        workflow_publish(workflow=workflow)  # published: webhook URLs and the widget work at once
         if seeded:
             self.stdout.write(f"Added {len(seeded)} demo workflows: " + ", ".join(w.name for w in seeded) + ".")
 
