@@ -1,0 +1,155 @@
+"""Issue 27 ("Hardening III"): each finding, replayed. Anonymous where the attacker was anonymous.
+The items that need a live server or real processes live with their suites; the rest are here."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.test import override_settings
+
+from engine.registry import NodeError
+from providers.models import Provider
+from tests.graphs import agent_graph
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+# === Medium 8: IPv6 spellings of refused IPv4 addresses ============================================
+def ipv6_forms(ipv4: str) -> dict[str, str]:
+    """Every IPv6 address that carries ``ipv4`` (each delivered to it by a translator or relay)."""
+    a, b, c, d = (int(part) for part in ipv4.split("."))
+    high, low = f"{a << 8 | b:x}", f"{c << 8 | d:x}"
+    obfuscated = f"{(a << 8 | b) ^ 0xFFFF:x}:{(c << 8 | d) ^ 0xFFFF:x}"
+    return {
+        "nat64": f"64:ff9b::{high}:{low}",  # RFC 6052 well-known prefix
+        "nat64-dotted": f"64:ff9b::{ipv4}",
+        "nat64-local-96": f"64:ff9b:1::{high}:{low}",  # RFC 8215, a /96 inside it
+        "nat64-local-48": f"64:ff9b:1:{high}:{c:x}:{d:x}00::",  # a /48: the address around bits 64-71
+        "6to4": f"2002:{high}:{low}::1",  # RFC 3056
+        "compatible": f"::{ipv4}",  # RFC 4291
+        "mapped": f"::ffff:{ipv4}",
+        "teredo": f"2001:0:4136:e378:8000:63bf:{obfuscated}",  # client behind a Teredo server
+    }
+
+
+def test_the_forms_decode_to_their_ipv4_address():
+    """The attack's own fixture: each form really carries the address (so the refusals below are
+    about the embedded address, not about the form)."""
+    from core import netguard
+
+    for form, address in ipv6_forms("169.254.169.254").items():
+        judged = {str(a) for a in netguard.judged_addresses(netguard.ipaddress.ip_address(address))}
+        assert "169.254.169.254" in judged, (form, address, judged)
+
+
+FORMS = sorted(ipv6_forms("169.254.169.254"))
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_metadata_in_an_ipv6_form_is_refused_when_saved_tested_or_listed(api, form):
+    address = ipv6_forms("169.254.169.254")[form]
+    body = {"name": "p", "kind": "openai_compatible", "api_base": f"http://[{address}]/latest/meta-data", "model": "m"}
+    for path in ("/api/providers/", "/api/providers/test/"):
+        response = api.post(path, body, format="json")
+        assert response.status_code == 400, (path, address, response.content)
+        assert "link-local or cloud-metadata" in str(response.json()["api_base"]), (path, address, response.json())
+    with override_settings(SKEIN_PROVIDER_ALLOWED_HOSTS=[address, "169.254.169.254"]):  # listing does not help
+        assert api.post("/api/providers/", body, format="json").status_code == 400
+    assert Provider.objects.count() == 0
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_private_address_in_an_ipv6_form_is_refused_unless_listed(api, form):
+    for private in ("10.0.0.7", "192.168.1.1", "172.16.5.4", "100.64.0.1"):
+        address = ipv6_forms(private)[form]
+        body = {"name": "p", "kind": "openai_compatible", "api_base": f"http://[{address}]:8080/v1"}
+        response = api.post("/api/providers/", body, format="json")
+        assert response.status_code == 400 and "private or reserved" in str(response.json()["api_base"]), (address, response.content)
+        if form.startswith(("nat64-local", "teredo")):
+            continue  # judged as itself too: local NAT64 and Teredo addresses are not globally reachable
+        with override_settings(SKEIN_PROVIDER_ALLOWED_HOSTS=[f"{private}/32"]):  # the operator's network stays reachable
+            assert api.post("/api/providers/", body, format="json").status_code == 201, address
+
+
+@pytest.mark.parametrize("form", ["nat64", "6to4", "compatible", "mapped"])
+def test_loopback_in_an_ipv6_form_is_refused_in_the_full_mode(api, form):
+    body = {"name": "p", "kind": "openai_compatible", "api_base": f"http://[{ipv6_forms('127.0.0.1')[form]}]:8080/v1"}
+    with override_settings(SKEIN_PROVIDER_ALLOW_LOOPBACK=False):
+        response = api.post("/api/providers/", body, format="json")
+    assert response.status_code == 400 and "loopback" in str(response.json()["api_base"]), response.content
+
+
+@pytest.mark.parametrize("form", ["nat64", "6to4", "mapped"])
+def test_a_public_address_in_an_ipv6_form_is_accepted(api, form):
+    body = {"name": "p", "kind": "openai_compatible", "api_base": f"http://[{ipv6_forms('93.184.216.34')[form]}]/v1"}
+    assert api.post("/api/providers/", body, format="json").status_code == 201
+
+
+def test_a_name_resolving_to_an_ipv6_form_of_metadata_is_refused_on_every_request(monkeypatch):
+    from core import netguard
+
+    real = socket.getaddrinfo
+
+    def fake_getaddrinfo(host, port, *args, **kwargs):
+        if host == "nat64.example":
+            return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("64:ff9b::a9fe:a9fe", port, 0, 0))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(netguard.socket, "getaddrinfo", fake_getaddrinfo)
+    with pytest.raises(netguard.RefusedAddress, match="link-local or cloud-metadata"):
+        netguard.http_client().get("http://nat64.example/latest/meta-data")
+
+
+class _Redirector:
+    """A server on 127.0.0.1 redirecting every request to ``location``."""
+
+    def __init__(self, location: str):
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self.send_response(302)
+                self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/start"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("form", ["nat64", "6to4", "compatible", "teredo"])
+def test_tool_and_http_nodes_refuse_ipv6_forms_directly_and_after_a_redirect(form):
+    from tools import http
+
+    target = f"http://[{ipv6_forms('169.254.169.254')[form]}]/latest/meta-data"
+    with pytest.raises(NodeError, match="link-local or cloud-metadata"):
+        http.request(method="GET", url=target, headers={}, body=None, timeout=5)
+    redirector = _Redirector(target)
+    try:
+        with pytest.raises(NodeError, match="link-local or cloud-metadata"):
+            http.request(method="GET", url=redirector.url, headers={}, body=None, timeout=5)
+    finally:
+        redirector.stop()
+
+
+def test_a_tools_literal_ipv6_form_of_metadata_is_a_field_error(make_workflow, provider):
+    tool = {
+        "id": "lookup",
+        "type": "tool.http",
+        "name": "lookup",
+        "description": "d",
+        "parameters": {"type": "object", "properties": {}},
+        "url": "http://[64:ff9b::a9fe:a9fe]/latest/",
+    }
+    errors = {(e["node"], e["field"]): e["message"] for e in make_workflow(agent_graph(provider.pk, [tool]))["errors"]}
+    assert "link-local or cloud-metadata" in errors[("lookup", "url")], errors
