@@ -4,7 +4,8 @@
   lock both for 15 minutes, right password or not. Every ``authenticate()`` goes through it, so
   the admin's login form is locked out exactly like ``POST /api/auth/token/``.
 - API tokens are rotated on logout and on a password change, and expire after
-  ``SKEIN_TOKEN_TTL_HOURS`` when that is set.
+  ``SKEIN_TOKEN_TTL_HOURS`` when that is set; ``token_user`` is the one check of a token, for every
+  surface that takes one.
 """
 
 from __future__ import annotations
@@ -87,14 +88,34 @@ def tokens_revoke(*, user) -> None:
     Token.objects.filter(user=user).delete()
 
 
+class TokenRefused(Exception):
+    """An API token that lets no one in: ``reason`` is ``invalid`` or ``expired``."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def token_user(key: str):
+    """The active user whose API token is ``key``, and the token: the one check of every surface
+    that takes API tokens (the API's ``Authorization: Token``, ``/v1``'s ``Authorization: Bearer``).
+    Raises ``TokenRefused`` for an unknown, inactive or expired one."""
+    token = Token.objects.select_related("user").filter(key=key).first() if 0 < len(key) <= 40 else None
+    if token is None or not token.user.is_active:
+        raise TokenRefused("invalid", "invalid API token: get one from POST /api/auth/token/")
+    if token_expired(token):
+        raise TokenRefused("expired", "the API token expired: get a new one from POST /api/auth/token/")
+    return token.user, token
+
+
 class ExpiringTokenAuthentication(TokenAuthentication):
-    """``Authorization: Token <key>``; an expired token is refused (get a new one)."""
+    """``Authorization: Token <key>``, checked by ``token_user`` (an expired token is refused)."""
 
     def authenticate_credentials(self, key):
-        user, token = super().authenticate_credentials(key)
-        if token_expired(token):
-            raise AuthenticationFailed("the API token expired: get a new one from POST /api/auth/token/")
-        return user, token
+        try:
+            return token_user(key)
+        except TokenRefused as exc:
+            raise AuthenticationFailed(str(exc)) from None
 
 
 # --- passwords ------------------------------------------------------------------------------------

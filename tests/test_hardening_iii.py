@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -153,3 +154,38 @@ def test_a_tools_literal_ipv6_form_of_metadata_is_a_field_error(make_workflow, p
     }
     errors = {(e["node"], e["field"]): e["message"] for e in make_workflow(agent_graph(provider.pk, [tool]))["errors"]}
     assert "link-local or cloud-metadata" in errors[("lookup", "url")], errors
+
+
+# === Medium 4: an expired API token on /v1 =========================================================
+def test_an_expired_api_token_is_refused_on_v1_like_everywhere(api, make_workflow, provider, fake_llm):
+    """``SKEIN_TOKEN_TTL_HOURS`` once held on ``/api/`` only: ``/v1`` took an expired token."""
+    import openai
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from runs.models import Run
+    from tests.graphs import chat_graph
+    from tests.openai_client import client_for
+
+    workflow = make_workflow(chat_graph(provider.pk))
+    assert api.post(f"/api/workflows/{workflow['id']}/publish/").status_code == 201
+    anonymous = APIClient()
+    key = anonymous.post("/api/auth/token/", {"username": "alice", "password": "alice-password"}, format="json").json()["token"]
+    Token.objects.filter(key=key).update(created=timezone.now() - timedelta(hours=5))
+    runs = Run.objects.count()
+    with override_settings(SKEIN_TOKEN_TTL_HOURS=4):
+        for call in (
+            lambda c: c.models.list(),
+            lambda c: c.models.retrieve(workflow["id"]),
+            lambda c: c.chat.completions.create(model=str(workflow["id"]), messages=[{"role": "user", "content": "hi"}]),
+            lambda c: c.chat.completions.create(model=str(workflow["id"]), messages=[{"role": "user", "content": "hi"}], stream=True),
+        ):
+            with pytest.raises(openai.AuthenticationError) as refused:
+                call(client_for(key))
+            assert refused.value.status_code == 401 and refused.value.code == "expired_api_key", refused.value
+        anonymous.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        assert anonymous.get("/api/auth/me/").status_code == 401  # the same check on the API
+    assert Run.objects.count() == runs and fake_llm.requests == []
+    with override_settings(SKEIN_TOKEN_TTL_HOURS=6):  # within the lifetime, the same token works
+        assert [m.id for m in client_for(key).models.list().data] == [str(workflow["id"])]
