@@ -189,3 +189,91 @@ def test_an_expired_api_token_is_refused_on_v1_like_everywhere(api, make_workflo
     assert Run.objects.count() == runs and fake_llm.requests == []
     with override_settings(SKEIN_TOKEN_TTL_HOURS=6):  # within the lifetime, the same token works
         assert [m.id for m in client_for(key).models.list().data] == [str(workflow["id"])]
+
+
+# === Medium 7: the model listing as a port scanner ================================================
+class _Listener:
+    """A TCP server on 127.0.0.1 answering each connection with ``answer`` bytes (then closing)."""
+
+    def __init__(self, answer: bytes):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.answer = answer
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def stop(self):
+        self.sock.close()
+
+
+def _http(status: str, content_type: str, body: bytes) -> bytes:
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    return head.encode() + body
+
+
+def test_the_model_listing_tells_services_apart_no_better_than_the_connection_test(api, user):
+    """``GET /api/providers/{id}/models/`` once said "connection refused", "illegal status line",
+    "answered HTTP 404" or "did not answer with a model list": a port scanner of what the server
+    reaches. Now: the connection test's reason and its fixed explanation, nothing of the server."""
+    from providers import services
+    from providers.diagnosis import EXPLANATIONS
+
+    closed = socket.create_server(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+    listeners = {
+        "ssh": _Listener(b"SSH-2.0-OpenSSH_9.6\r\n"),
+        "redis": _Listener(b"-ERR unknown command\r\n"),
+        "html": _Listener(_http("404 Not Found", "text/html", b"<html>nginx</html>")),
+        "json": _Listener(_http("200 OK", "application/json", b'{"status": "green", "cluster": "internal"}')),
+        "json-error": _Listener(_http("500 Internal Server Error", "application/json", b'{"error": {"message": "db down"}}')),
+    }
+    ports = {"closed": closed_port, **{name: listener.port for name, listener in listeners.items()}}
+    answers = {}
+    try:
+        for name, port in ports.items():
+            provider = services.provider_create(owner=user, name=name, kind="openai_compatible", api_base=f"http://127.0.0.1:{port}/v1")
+            response = api.get(f"/api/providers/{provider.pk}/models/")
+            assert response.status_code == 200, response.content
+            answers[name] = response.json()
+    finally:
+        for listener in listeners.values():
+            listener.stop()
+    for name, answer in answers.items():
+        assert answer["models"] == [] and answer["error"] == EXPLANATIONS[answer["reason"]], (name, answer)
+        assert str(ports[name]) not in answer["error"] and "HTTP" not in answer["error"].replace("https://", ""), (name, answer)
+    assert answers["closed"] == answers["ssh"] == answers["redis"]  # nothing listens, or not HTTP: the same
+    assert answers["html"] == answers["json"] == answers["json-error"]  # any HTTP server without a model list: the same
+
+
+def test_the_model_listing_is_rate_limited_like_the_connection_test(api, user, fake_llm):
+    from django.core.cache import cache
+
+    from providers import services
+
+    server = services.provider_create(owner=user, name="s", kind="openai_compatible", api_base=fake_llm.base_url)
+    local = services.provider_create(owner=user, name="l", kind="local")
+    asked = []
+    fake_llm.get_responder = lambda path: asked.append(path)  # None: the usual answer
+    cache.clear()
+    with override_settings(SKEIN_PROVIDER_TESTS_PER_MINUTE=3):
+        for _ in range(3):
+            assert api.get(f"/api/providers/{server.pk}/models/").json()["models"] == ["fake"]
+        refused = api.get(f"/api/providers/{server.pk}/models/")
+        assert refused.status_code == 429 and refused.has_header("Retry-After")
+        assert len(asked) == 3  # the refused listing asked nothing
+        for _ in range(5):  # a listing that asks no server is not counted
+            assert api.get(f"/api/providers/{local.pk}/models/").status_code == 200
