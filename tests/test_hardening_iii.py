@@ -277,3 +277,25 @@ def test_the_model_listing_is_rate_limited_like_the_connection_test(api, user, f
         assert len(asked) == 3  # the refused listing asked nothing
         for _ in range(5):  # a listing that asks no server is not counted
             assert api.get(f"/api/providers/{local.pk}/models/").status_code == 200
+
+
+# === Low 14: the API docs without a Content-Security-Policy =======================================
+def test_the_api_docs_page_runs_under_the_content_security_policy(client):
+    """``/api/docs/`` was excluded from the policy (for a CDN long gone) and ran an inline script."""
+    import re
+
+    response = client.get("/api/docs/")
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "style-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy
+    page = response.content.decode()
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page), "an inline script"  # every script has a src
+    assert "<style" not in page and " style=" not in page  # no inline style
+    loaded = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert loaded and all(url.startswith("/") and not url.startswith("//") for url in loaded), loaded  # this origin only
+    for url in loaded:
+        asset = client.get(url)
+        assert asset.status_code == 200, url
+        assert "Content-Security-Policy" in asset or url.startswith("/static/"), url
+    script = client.get(next(url for url in loaded if "script" in url and "static" not in url))
+    assert script["Content-Type"].startswith("application/javascript") and b"SwaggerUIBundle(" in script.content
