@@ -299,3 +299,40 @@ def test_the_api_docs_page_runs_under_the_content_security_policy(client):
         assert "Content-Security-Policy" in asset or url.startswith("/static/"), url
     script = client.get(next(url for url in loaded if "script" in url and "static" not in url))
     assert script["Content-Type"].startswith("application/javascript") and b"SwaggerUIBundle(" in script.content
+
+
+# === Low 12: anyone could lock out a known account ===============================================
+def test_one_address_cannot_lock_an_account_out_for_everyone(django_user_model):
+    """Ten wrong passwords for ``admin`` from one address once locked ``admin`` out for 15
+    minutes everywhere. Now they lock that address on that account; the account itself only after
+    many failures from many addresses."""
+    from django.core.cache import cache
+    from rest_framework.test import APIClient
+
+    from accounts.auth import LOGIN_FAILURES_ALLOWED
+
+    django_user_model.objects.create_user("admin", password="the-admins-password-1")
+    client = APIClient()
+
+    def attempt(address, password="wrong", username="admin"):
+        body = {"username": username, "password": password}
+        return client.post("/api/auth/token/", body, format="json", REMOTE_ADDR=address).status_code
+
+    cache.clear()
+    for _ in range(25):
+        attempt("203.0.113.5")
+    assert attempt("203.0.113.5", "the-admins-password-1") == 429  # the attacker's address is locked on admin
+    assert attempt("198.51.100.7", "the-admins-password-1") == 200  # the owner, elsewhere, is not
+    # A distributed guess: the account's own, slower bound locks it for everyone.
+    failures = LOGIN_FAILURES_ALLOWED["user"]
+    per_address = LOGIN_FAILURES_ALLOWED["pair"]
+    for index in range(failures // per_address + 1):
+        for _ in range(per_address):
+            attempt(f"192.0.2.{index + 1}")
+    assert attempt("198.51.100.8", "the-admins-password-1") == 429
+    cache.clear()
+    # Spraying many accounts from one address locks that address.
+    for index in range(LOGIN_FAILURES_ALLOWED["client"]):
+        attempt("203.0.113.9", username=f"nobody{index}")
+    assert attempt("203.0.113.9", "the-admins-password-1") == 429
+    assert attempt("198.51.100.7", "the-admins-password-1") == 200
