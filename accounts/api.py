@@ -37,9 +37,9 @@ class TooManyLogins(Throttled):
 
 
 def _authenticate(request):
-    """Check a username and password; after repeated failures (per account and per client
-    address, counted by ``accounts.LockoutBackend``) further attempts answer 429 for a while,
-    right or wrong."""
+    """Check a username and password; after repeated failures (of this client on this account, of
+    this client, or on this account from anywhere, counted by ``accounts.LockoutBackend``) further
+    attempts answer 429 for a while, right or wrong."""
     data = CredentialsSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     if accounts.login_locked(request, data.validated_data["username"]):

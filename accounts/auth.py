@@ -1,10 +1,13 @@
 """Logging in, API tokens and passwords: one lockout for every way in (API, session, admin).
 
-- ``LockoutBackend`` (``AUTHENTICATION_BACKENDS``): ten failures per account or per client address
-  lock both for 15 minutes, right password or not. Every ``authenticate()`` goes through it, so
-  the admin's login form is locked out exactly like ``POST /api/auth/token/``.
+- ``LockoutBackend`` (``AUTHENTICATION_BACKENDS``): ten failures of one client address on one
+  account lock that pair for 15 minutes, right password or not; 30 of one client on any accounts
+  lock the client, and 100 on one account from anywhere lock the account. Every
+  ``authenticate()`` goes through it, so the admin's login form is locked out exactly like
+  ``POST /api/auth/token/``.
 - API tokens are rotated on logout and on a password change, and expire after
-  ``SKEIN_TOKEN_TTL_HOURS`` when that is set.
+  ``SKEIN_TOKEN_TTL_HOURS`` when that is set; ``token_user`` is the one check of a token, for every
+  surface that takes one.
 """
 
 from __future__ import annotations
@@ -24,23 +27,31 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from core.clientaddr import request_client
 
-LOGIN_FAILURES_ALLOWED = 10
 LOGIN_LOCKOUT_S = 15 * 60
+# Failures within LOGIN_LOCKOUT_S that lock, counted per scope. One client on one account is
+# locked soon; one client trying many accounts (spraying) a little later; an account only after
+# many failures from many clients (a distributed guess), so no one client can lock its owner out.
+LOGIN_FAILURES_ALLOWED = {"pair": 10, "client": 30, "user": 100}
 
 
-def _failure_keys(request, username: str) -> list[str]:
+def _failure_keys(request, username: str) -> dict[str, str]:
     client = request_client(request) if request is not None else "unknown"
     # A digest: any text a visitor types as a user name makes a valid, bounded cache key.
     user = hashlib.sha256((username or "").lower().encode()).hexdigest()[:32]
-    return [f"skein:login-fail:user:{user}", f"skein:login-fail:ip:{client}"]
+    return {
+        "pair": f"skein:login-fail:pair:{user}:{client}",
+        "client": f"skein:login-fail:ip:{client}",
+        "user": f"skein:login-fail:user:{user}",
+    }
 
 
 def login_locked(request, username: str) -> bool:
-    return any((cache.get(key) or 0) >= LOGIN_FAILURES_ALLOWED for key in _failure_keys(request, username))
+    """Whether this client may not try to log in as ``username`` now (right password or not)."""
+    return any((cache.get(key) or 0) >= LOGIN_FAILURES_ALLOWED[scope] for scope, key in _failure_keys(request, username).items())
 
 
 def login_failed(request, username: str) -> None:
-    for key in _failure_keys(request, username):
+    for key in _failure_keys(request, username).values():
         cache.add(key, 0, timeout=LOGIN_LOCKOUT_S)
         try:
             cache.incr(key)
@@ -87,14 +98,34 @@ def tokens_revoke(*, user) -> None:
     Token.objects.filter(user=user).delete()
 
 
+class TokenRefused(Exception):
+    """An API token that lets no one in: ``reason`` is ``invalid`` or ``expired``."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def token_user(key: str):
+    """The active user whose API token is ``key``, and the token: the one check of every surface
+    that takes API tokens (the API's ``Authorization: Token``, ``/v1``'s ``Authorization: Bearer``).
+    Raises ``TokenRefused`` for an unknown, inactive or expired one."""
+    token = Token.objects.select_related("user").filter(key=key).first() if 0 < len(key) <= 40 else None
+    if token is None or not token.user.is_active:
+        raise TokenRefused("invalid", "invalid API token: get one from POST /api/auth/token/")
+    if token_expired(token):
+        raise TokenRefused("expired", "the API token expired: get a new one from POST /api/auth/token/")
+    return token.user, token
+
+
 class ExpiringTokenAuthentication(TokenAuthentication):
-    """``Authorization: Token <key>``; an expired token is refused (get a new one)."""
+    """``Authorization: Token <key>``, checked by ``token_user`` (an expired token is refused)."""
 
     def authenticate_credentials(self, key):
-        user, token = super().authenticate_credentials(key)
-        if token_expired(token):
-            raise AuthenticationFailed("the API token expired: get a new one from POST /api/auth/token/")
-        return user, token
+        try:
+            return token_user(key)
+        except TokenRefused as exc:
+            raise AuthenticationFailed(str(exc)) from None
 
 
 # --- passwords ------------------------------------------------------------------------------------

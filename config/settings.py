@@ -147,7 +147,8 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
-STATICFILES_DIRS = [FRONTEND_DIST] if FRONTEND_DIST.exists() else []
+# config/static: the API docs page's stylesheet (config/templates/api_docs.html).
+STATICFILES_DIRS = [BASE_DIR / "config" / "static", *([FRONTEND_DIST] if FRONTEND_DIST.exists() else [])]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -346,10 +347,10 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-# Content-Security-Policy (django-csp): the editor loads only its own scripts and styles; the
-# widget script runs on other sites, whose own policy applies there, and talks to this origin.
+# Content-Security-Policy (django-csp), on every page: the editor and the API docs (Swagger UI, its
+# files served by the app) load only their own scripts and styles; the widget script runs on other
+# sites, whose own policy applies there, and talks to this origin.
 CONTENT_SECURITY_POLICY = {
-    "EXCLUDE_URL_PREFIXES": ["/api/docs/"],  # Swagger UI's page loads its assets from a CDN
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],

@@ -16,6 +16,9 @@ The policy:
   which, and defaults to the mode's);
 - private networks (RFC 1918, unique local, carrier-grade NAT): refused unless listed;
 - everything else (the internet): allowed.
+
+An IPv6 address that carries an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) is judged
+as that IPv4 address too (``judged_addresses``): a translator or relay delivers to it.
 """
 
 from __future__ import annotations
@@ -54,14 +57,59 @@ def _allowed_entries() -> tuple[set[str], list]:
     return names, networks
 
 
-def _plain(address: IPAddress) -> IPAddress:
-    mapped = getattr(address, "ipv4_mapped", None)
-    return mapped or address
+# IPv6 prefixes whose addresses carry an IPv4 address that a translator or relay delivers to.
+NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
+NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: operators choose the prefix length
+SIX_TO_FOUR = ipaddress.ip_network("2002::/16")  # RFC 3056
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # RFC 4291 (deprecated; :: and ::1 are IPv6's own)
+NOT_GLOBAL = (NAT64_LOCAL,)  # not globally reachable, though older Pythons call it global
+NAT64_PREFIX_LENGTHS = (48, 56, 64, 96)
+
+
+def _nat64_embedded(address: ipaddress.IPv6Address, prefix_length: int) -> ipaddress.IPv4Address:
+    """The IPv4 address at ``prefix_length``'s place (RFC 6052 2.2: bits 64-71 are skipped)."""
+    bits = f"{int(address):0128b}"
+    bits = bits[96:] if prefix_length == 96 else (bits[:64] + bits[72:])[prefix_length : prefix_length + 32]
+    return ipaddress.IPv4Address(int(bits, 2))
+
+
+def judged_addresses(address: IPAddress) -> list[IPAddress]:
+    """The addresses a request to ``address`` reaches and that the policy judges: an IPv6 address
+    that only spells an IPv4 one (mapped, compatible, NAT64's well-known prefix, 6to4) is judged as
+    that IPv4 address; a local NAT64 or a Teredo address as itself and every IPv4 address it may
+    carry."""
+    if address.version == 4:
+        return [address]
+    if address.ipv4_mapped:
+        return [address.ipv4_mapped]
+    if address in IPV4_COMPATIBLE and int(address) > 1:
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    if address in NAT64_WELL_KNOWN:
+        return [_nat64_embedded(address, 96)]
+    if address.sixtofour:
+        return [address.sixtofour]
+    if address in NAT64_LOCAL:
+        embedded = dict.fromkeys(_nat64_embedded(address, length) for length in NAT64_PREFIX_LENGTHS)
+        return [*(ipv4 for ipv4 in embedded if int(ipv4)), address]  # 0.0.0.0: nothing at that place
+    if address.teredo:
+        return [*address.teredo, address]
+    return [address]
 
 
 def address_refusal(address: IPAddress, *, host_listed: bool = False) -> str | None:
-    """Why a request may not go to ``address`` (a short phrase), or None when it may."""
-    address = _plain(address)
+    """Why a request may not go to ``address`` (a short phrase), or None when it may. An address
+    that carries an IPv4 address is refused when that IPv4 address is."""
+    refusals = [
+        (reason, judged) for judged in judged_addresses(address) if (reason := _refusal(judged, host_listed=host_listed)) is not None
+    ]
+    if not refusals:
+        return None
+    # The refusal that no listing lifts is the one to tell.
+    reason, judged = min(refusals, key=lambda refusal: refusal[0] not in ALWAYS_REFUSED)
+    return reason if judged == address else f"{reason} ({judged} inside an IPv6 address)"
+
+
+def _refusal(address: IPAddress, *, host_listed: bool) -> str | None:
     if address.is_link_local or any(address.version == net.version and address in net for net in METADATA):
         return ALWAYS_REFUSED[0]
     if address.is_unspecified or address.is_multicast:
@@ -71,7 +119,7 @@ def address_refusal(address: IPAddress, *, host_listed: bool = False) -> str | N
         return None
     if address.is_loopback:
         return None if settings.SKEIN_PROVIDER_ALLOW_LOOPBACK else "a loopback address (the full mode refuses it unless listed)"
-    if not address.is_global:
+    if not address.is_global or any(address.version == net.version and address in net for net in NOT_GLOBAL):
         return "a private or reserved address"
     return None
 
@@ -96,7 +144,7 @@ def check_address_list(host: str, addresses: list[IPAddress]) -> None:
         reason = address_refusal(address, host_listed=listed)
         if reason:
             shown = host.strip("[]") if host.strip("[]") == str(address) else f"{host} ({address})"
-            hint = "" if reason in ALWAYS_REFUSED else "; an operator can allow it with SKEIN_PROVIDER_ALLOWED_HOSTS"
+            hint = "" if reason.startswith(ALWAYS_REFUSED) else "; an operator can allow it with SKEIN_PROVIDER_ALLOWED_HOSTS"
             raise RefusedAddress(f"{shown} is {reason}{hint}")
 
 

@@ -22,8 +22,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from rest_framework.authtoken.models import Token
 
+from accounts.auth import TokenRefused, token_user
 from core.errors import UNAVAILABLE
 from core.text import BadJSON, parse_json
 from observability import tracing as telemetry
@@ -113,10 +113,13 @@ def _caller(request):
     key = key.strip()
     if scheme.lower() != "bearer" or not key:
         raise OpenAIError(401, "You didn't provide an API key: send Authorization: Bearer <your Skein API token>.", code="missing_api_key")
-    token = Token.objects.select_related("user").filter(key=key[:40]).first() if len(key) <= 40 else None
-    if token is None or not token.user.is_active:
-        raise OpenAIError(401, "Incorrect API key provided. Use the token of POST /api/auth/token/.", code="invalid_api_key")
-    return token.user
+    try:
+        user, _token = token_user(key)
+    except TokenRefused as exc:
+        if exc.reason == "expired":
+            raise OpenAIError(401, "Your API token expired: get a new one from POST /api/auth/token/.", code="expired_api_key") from None
+        raise OpenAIError(401, "Incorrect API key provided. Use the token of POST /api/auth/token/.", code="invalid_api_key") from None
+    return user
 
 
 def _method(request, allowed: str) -> None:

@@ -139,15 +139,28 @@ class ProviderDraftTestView(APIView):
 class ModelListOutput(serializers.Serializer):
     models = serializers.ListField(child=serializers.CharField(), help_text="the models this provider serves")
     error = serializers.CharField(help_text="why the list could not be read (empty when it could)")
+    reason = serializers.ChoiceField(
+        choices=sorted(diagnosis.EXPLANATIONS), allow_blank=True, help_text="the connection test's reason (empty when it could)"
+    )
+
+
+class ModelListThrottle(ConnectionTestThrottle):
+    """A listing asks a server the caller names, like a connection test: as few per minute."""
+
+    scope = "provider_models"
 
 
 class ProviderModelsView(APIView):
     """The models a provider serves: its server's list (OpenAI-compatible servers, Ollama),
-    litellm's chat models (OpenAI, Anthropic), or the bundled model (local)."""
+    litellm's chat models (OpenAI, Anthropic), or the bundled model (local). Listings that ask a
+    server are rate limited like connection tests (429) and fail with a connection test's reason."""
 
     @extend_schema(responses={200: ModelListOutput})
     def get(self, request, pk: int):
         provider = get_object_or_404(selectors.provider_list(owner=request.user), pk=pk)
+        throttle = ModelListThrottle()
+        if catalog.list_reaches_server(provider) and not throttle.allow_request(request, self):
+            self.throttled(request, throttle.wait())
         listed = catalog.list_models(provider=provider)
         return Response(ModelListOutput(listed).data)
 

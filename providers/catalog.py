@@ -11,8 +11,8 @@ from functools import lru_cache
 from django.conf import settings
 
 from core import netguard
-from providers import llm, local_model
-from providers.llm import ENVIRONMENT_KEYS, litellm, one_line
+from providers import diagnosis, llm, local_model
+from providers.llm import ENVIRONMENT_KEYS, litellm
 from providers.models import Provider
 
 MAX_DEFAULT_LISTINGS = 3
@@ -57,7 +57,21 @@ MAX_LIST_BYTES = 1_000_000
 @dataclass
 class ModelList:
     models: list[str] = field(default_factory=list)
-    error: str = ""  # why the list could not be read (the provider's server did not answer, ...)
+    error: str = ""  # why the list could not be read: the explanation of ``reason``, nothing of the server's
+    reason: str = ""  # one of the connection test's reasons (``diagnosis.EXPLANATIONS``), when it could not
+
+
+def _unlisted(reason: str) -> ModelList:
+    """A listing that failed, told by the connection test's reason only: no address, status or
+    text of the server, so that the listing tells no more about what listens there than the
+    connection test does (closed and non-HTTP ports are both ``unreachable``, any HTTP server
+    that serves no model list ``not_openai_compatible``)."""
+    return ModelList(error=diagnosis.EXPLANATIONS[reason], reason=reason)
+
+
+def list_reaches_server(provider) -> bool:
+    """Whether listing ``provider``'s models asks a server (its base URL, or Ollama's)."""
+    return provider.kind == "ollama" or (provider.kind in ("openai", "openai_compatible") and bool(provider.api_base))
 
 
 def list_models(*, provider, timeout: float = 5.0) -> ModelList:
@@ -81,22 +95,30 @@ def list_models(*, provider, timeout: float = 5.0) -> ModelList:
     elif provider.api_base:
         url, entries, name_key = provider.api_base.rstrip("/") + "/models", "data", "id"
     else:
-        return ModelList(error="this provider has no base URL")
+        return ModelList(error="this provider has no base URL", reason="unreachable")
     headers = {"Authorization": f"Bearer {provider.api_key}"} if provider.api_key else {}
     try:
         status, body = _get_bounded(url, headers=headers, timeout=timeout)
+    except ListTooLarge:
+        return _unlisted("error")
     except Exception as exc:  # httpx raises many types: every one means the server could not be read
-        return ModelList(error=f"could not read {url}: {one_line(str(exc) or type(exc).__name__, 200)}")
+        return _unlisted(diagnosis.transport_reason(exc))
     if status in (401, 403):
-        return ModelList(error=f"{url} refused the API key (HTTP {status})")
-    if status != 200:
-        return ModelList(error=f"{url} answered HTTP {status}")
+        return _unlisted("auth")
+    if status == 429:
+        return _unlisted("rate_limited")
     try:
+        if status != 200:
+            raise ValueError(status)
         items = json.loads(body).get(entries)
         names = [str(item[name_key]) for item in items if isinstance(item, dict) and item.get(name_key)]
     except Exception:
-        return ModelList(error=f"{url} did not answer with a model list (is the base URL an OpenAI-compatible API?)")
+        return _unlisted("not_openai_compatible")
     return ModelList([name[:200] for name in names[:MAX_LISTED_MODELS]])
+
+
+class ListTooLarge(ValueError):
+    pass
 
 
 def _get_bounded(url: str, *, headers: dict, timeout: float) -> tuple[int, bytes]:
@@ -106,7 +128,7 @@ def _get_bounded(url: str, *, headers: dict, timeout: float) -> tuple[int, bytes
         for chunk in response.iter_bytes():
             body += chunk
             if len(body) > MAX_LIST_BYTES:
-                raise ValueError(f"the model list is larger than {MAX_LIST_BYTES} bytes")
+                raise ListTooLarge(f"the model list is larger than {MAX_LIST_BYTES} bytes")
         return response.status_code, body
 
 

@@ -179,17 +179,25 @@ def _request(provider, method: str, path: str, timeout: float, *, base: str | No
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         response = netguard.http_client().request(method, url, headers=headers, json=json, timeout=timeout)
-    except netguard.RefusedAddress as exc:
-        raise Diagnosis("refused_address", str(exc)) from None
-    except httpx.TimeoutException:
-        raise Diagnosis("timeout", f"no answer within {timeout:.0f} s") from None
     except httpx.HTTPError as exc:
-        raise Diagnosis("tls" if _tls_failure(exc) else "unreachable", _short(_connect_detail(exc))) from None
+        reason = transport_reason(exc)
+        detail = {"refused_address": str(exc), "timeout": f"no answer within {timeout:.0f} s"}.get(reason, _short(_connect_detail(exc)))
+        raise Diagnosis(reason, detail) from None
     if response.is_redirect:
         raise Diagnosis(
             "not_openai_compatible", f"it answered {method} {path} with a redirect (HTTP {response.status_code}), which is not followed"
         )
     return response
+
+
+def transport_reason(exc: BaseException) -> str:
+    """The reason of a request that got no HTTP answer: refused by the address guard, timed out,
+    TLS, or ``unreachable`` (nothing listens, or what answers does not speak HTTP)."""
+    if netguard.is_refusal(exc):
+        return "refused_address"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    return "tls" if _tls_failure(exc) else "unreachable"
 
 
 def _raise_for_status(response: httpx.Response) -> None:

@@ -263,7 +263,8 @@ export interface paths {
         };
         /**
          * @description The models a provider serves: its server's list (OpenAI-compatible servers, Ollama),
-         *     litellm's chat models (OpenAI, Anthropic), or the bundled model (local).
+         *     litellm's chat models (OpenAI, Anthropic), or the bundled model (local). Listings that ask a
+         *     server are rate limited like connection tests (429) and fail with a connection test's reason.
          */
         get: operations["providers_models_retrieve"];
         put?: never;
@@ -1016,6 +1017,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @enum {unknown} */
+        BlankEnum: "";
         ChatInputRequest: {
             message: string;
             /** Format: int64 */
@@ -1338,6 +1341,21 @@ export interface components {
             models: string[];
             /** @description why the list could not be read (empty when it could) */
             error: string;
+            /**
+             * @description the connection test's reason (empty when it could)
+             *
+             *     * `auth` - auth
+             *     * `error` - error
+             *     * `no_models` - no_models
+             *     * `not_openai_compatible` - not_openai_compatible
+             *     * `rate_limited` - rate_limited
+             *     * `refused_address` - refused_address
+             *     * `timeout` - timeout
+             *     * `tls` - tls
+             *     * `unknown_model` - unknown_model
+             *     * `unreachable` - unreachable
+             */
+            reason: components["schemas"]["ReasonEnum"] | components["schemas"]["BlankEnum"];
         };
         NodeTypeOutput: {
             type: string;

@@ -13,10 +13,12 @@ export function modelsFor(provider: number | null): Promise<ModelList> {
   const cached = cache.get(key);
   if (cached && Date.now() - cached.at < FRESH_MS) return cached.list;
   const list = (
-    provider === null ? api.modelDefault().then((d) => ({ models: d.environment_models, error: '' })) : api.providerModels(provider)
-  ).catch((error: Error) => {
+    provider === null
+      ? api.modelDefault().then((d): ModelList => ({ models: d.environment_models, error: '', reason: '' }))
+      : api.providerModels(provider)
+  ).catch((error: Error): ModelList => {
     cache.delete(key); // a failure is not remembered: the next look asks again
-    return { models: [], error: error.message };
+    return { models: [], error: error.message, reason: '' };
   });
   cache.set(key, { at: Date.now(), list });
   return list;
@@ -24,7 +26,12 @@ export function modelsFor(provider: number | null): Promise<ModelList> {
 
 /** The served models of ``provider`` (``undefined``: the node calls no model, nothing is read). */
 export function useModelList(provider: number | null | undefined): ModelList & { loading: boolean } {
-  const [state, setState] = useState<ModelList & { loading: boolean }>({ models: [], error: '', loading: provider !== undefined });
+  const [state, setState] = useState<ModelList & { loading: boolean }>({
+    models: [],
+    error: '',
+    reason: '',
+    loading: provider !== undefined,
+  });
   useEffect(() => {
     if (provider === undefined) return;
     let live = true;
