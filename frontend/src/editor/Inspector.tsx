@@ -145,7 +145,7 @@ function PortsHelp({ node }: { node: InspectedNode }) {
   return (
     <p className="field-help ports-help">
       Diamond ports carry resources, not messages:{' '}
-      {resources.map((p) => `${p.label} (${p.kind})`).join(', ')}. Connect a memory's top port to an LLM's memory port at its bottom.
+      {resources.map((p) => `${p.label} (${p.kind})`).join(', ')}. Connect a memory's or a tool's top port to an LLM's memory or tools port at its bottom.
     </p>
   );
 }

@@ -7,6 +7,8 @@ function hooks() {
   let turn: Turn | null = null;
   const h = {
     nodeEvent: vi.fn(),
+    toolStarted: vi.fn(),
+    toolFinished: vi.fn(),
     setIssues: vi.fn(),
     showRun: vi.fn(),
     setTurn: (update: (t: Turn | null) => Turn | null) => {
@@ -34,6 +36,23 @@ describe('handleTestChatEvent', () => {
     ]);
     expect(turn()).toEqual({ run: 7, status: 'succeeded', warnings: [{ node: 'mem_1', message: 'summarization timed out' }] });
     expect(h.showRun).toHaveBeenCalledWith(7, [{ node: 'mem_1', message: 'summarization timed out' }]);
+  });
+
+  it('lights a tool node while a call of it runs, and says how each call ended', () => {
+    const { h } = hooks();
+    const events: ServerEvent[] = [
+      { type: 'tool.started', data: { run: 9, node: 'lookup', agent: 'agent', tool: 'lookup_order', call_id: 'call_1' } },
+      { type: 'tool.started', data: { run: 9, node: null, agent: 'agent', tool: 'no_such_tool', call_id: 'call_2' } },
+      { type: 'tool.finished', data: { run: 9, node: 'lookup', agent: 'agent', tool: 'lookup_order', call_id: 'call_1', status: 'failed', error: 'HTTP 500', duration_ms: 40 } },
+      { type: 'tool.finished', data: { run: 9, node: 'lookup', agent: 'agent', tool: 'lookup_order', call_id: 'call_3', status: 'succeeded', duration_ms: 7 } },
+    ];
+    for (const event of events) handleTestChatEvent(event, h);
+    expect(h.toolStarted.mock.calls).toEqual([['lookup', 'call_1']]);
+    expect(h.toolFinished.mock.calls).toEqual([
+      ['lookup', 'call_1', { error: 'HTTP 500', durationMs: 40 }],
+      ['lookup', 'call_3', { error: undefined, durationMs: 7 }],
+    ]);
+    expect(h.nodeEvent).not.toHaveBeenCalled();
   });
 
   it('lights the memory and its summarizer up while a summary is made', () => {
