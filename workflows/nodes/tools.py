@@ -158,8 +158,9 @@ class HTTPToolNode(ToolNode):
 
         name: str = Field(..., pattern=TOOL_NAME, description="The function's name the model sees")
         description: str = Field(..., min_length=1, max_length=2000, description="What it does, for the model to know when to call it")
+        # A default, not a factory, so the schema shows it (pydantic copies it for each params object).
         parameters: dict = Field(
-            default_factory=lambda: dict(EMPTY_ARGUMENTS),
+            default=EMPTY_ARGUMENTS,
             description="The JSON Schema of the arguments; templates see them as {{ args.NAME }}",
             json_schema_extra={"format": "json"},
         )

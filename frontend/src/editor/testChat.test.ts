@@ -115,6 +115,23 @@ describe('the widget chat in the editor', () => {
     chat.destroy();
   });
 
+  it('says "Looking up" a tool while the agent calls it, and never shows its arguments or result', () => {
+    const fake = fakeTransport();
+    const host = document.createElement('div');
+    const chat = mountChat(host, { transport: fake.transport, storageKey: null, shadow: false });
+    chat.send('where is order 42?');
+    fake.push({ type: 'accepted', data: { run: 2, client_id: fake.clientIds[0] } });
+    const lookup = () => host.querySelector<HTMLElement>('[data-testid="chat-assistant"] [data-testid="chat-lookup"]');
+    fake.push({ type: 'tool.started', data: { run: 2, node: 'lookup', tool: 'lookup_order', call_id: 'call_1', arguments: '{"order": 42}' } });
+    expect(lookup()?.hidden).toBe(false);
+    expect(lookup()?.textContent).toBe('Looking up lookup_order…');
+    fake.push({ type: 'tool.finished', data: { run: 2, node: 'lookup', tool: 'lookup_order', call_id: 'call_1', status: 'succeeded', result: 'shipped' } });
+    expect(lookup()?.hidden).toBe(true);
+    fake.push({ type: 'run.finished', data: { run: 2, reply: 'It has shipped.' } });
+    expect(host.querySelector('[data-testid="chat-assistant"]')?.textContent).not.toMatch(/42|Looking up/);
+    chat.destroy();
+  });
+
   it('sends a message once, even when the previous turn\'s history arrives before it is acknowledged', () => {
     const fake = fakeTransport();
     const host = document.createElement('div');
