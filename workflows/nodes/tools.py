@@ -244,7 +244,10 @@ class MCPToolNode(ToolNode):
 
         url: str = Field(..., min_length=1, max_length=2000, pattern=r"^https?://", description="The server's MCP endpoint")
         secret: str | None = Field(
-            None, pattern=SECRET_NAME, description="A stored secret sent as the Authorization header", json_schema_extra={"format": "secret"}
+            None,
+            pattern=SECRET_NAME,
+            description="A stored secret sent as the Authorization header",
+            json_schema_extra={"format": "secret"},
         )
         allowed_tools: list[str] = Field(
             default_factory=list,
