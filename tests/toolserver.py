@@ -5,6 +5,8 @@ received recorded (headers and bodies), so tests assert exactly what a tool sent
 - ``/echo``: the request's method, headers and body, as JSON (a server that echoes a secret)
 - ``/fail``: HTTP 500; ``/slow?s=N``: answers after N seconds; ``/big?mb=N``: N MB of JSON
 - ``/text``: plain text; ``/redirect?to=URL``: 302 to URL
+- ``/held/<any of the above>``: answers as that path once the test sets ``released`` (set unless
+  the test clears it), so a test can watch a call while it runs
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from urllib.parse import parse_qs, urlsplit
 class ToolServer:
     def __init__(self):
         self.requests: list[dict] = []
+        self.released = threading.Event()
+        self.released.set()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -32,6 +36,7 @@ class ToolServer:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+        self.released.set()
 
     def _handler(self):
         server = self
@@ -51,6 +56,9 @@ class ToolServer:
                 with server._lock:
                     server.requests.append(seen)
                 path = parts.path
+                if path.startswith("/held/"):
+                    server.released.wait(60)
+                    path = path.removeprefix("/held")
                 if path.startswith("/orders/"):
                     order = path.rsplit("/", 1)[1]
                     return self._json(200, {"order": order, "status": "shipped", "carrier": {"name": "Posta"}})

@@ -4,7 +4,7 @@ import { useEffect, useId, useState, type ReactNode } from 'react';
 import type { JSONSchema, MCPListing, NodeParams, Provider, ValidationIssue } from '../api/types';
 import { formatCount, textOf } from '../ui/format';
 import { fieldsOf, localProblem, newItem, parseInput, type FieldSpec } from './schema';
-import { secretNamesIn, withSecret } from './secrets';
+import { secretNamesIn, secretRef, withSecret } from './secrets';
 
 export interface FormContext {
   providers: Provider[];
@@ -441,7 +441,7 @@ function HeadersEditor({ path, value, secretNames, onChange }: { path: string; v
     onChange(headersOf(next));
   };
   const insertSecret = (name: string) => {
-    if (!rows.length) return update([['Authorization', withSecret('', name)]]);
+    if (!rows.length) return update([['Authorization', `Bearer ${secretRef(name)}`]]);
     const at = Math.min(target, rows.length - 1);
     update(rows.map((row, i): HeaderRow => (i === at ? [row[0], withSecret(row[1], name)] : row)));
   };

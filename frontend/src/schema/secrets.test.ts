@@ -19,8 +19,8 @@ describe('secrets in headers', () => {
     expect(secretNamesIn({})).toEqual([]);
   });
 
-  it('adds a secret to a header: as a bearer token in an empty one, else after its text', () => {
-    expect(withSecret('', 'k')).toBe('Bearer {{ secrets.k }}');
+  it('adds a secret to a header, after its text', () => {
+    expect(withSecret('', 'k')).toBe('{{ secrets.k }}');
     expect(withSecret('Token ', 'k')).toBe('Token {{ secrets.k }}');
   });
 });

@@ -24,8 +24,8 @@ export function secretNamesIn(headers: Record<string, string>): string[] {
   return names;
 }
 
-/** A header value with a secret added: after what is there, or as a bearer token in an empty one. */
+/** A header value with a secret added after what is there. */
 export function withSecret(value: string, name: string): string {
   const ref = secretRef(name);
-  return value.trim() ? `${value.replace(/\s+$/, '')} ${ref}` : `Bearer ${ref}`;
+  return value.trim() ? `${value.replace(/\s+$/, '')} ${ref}` : ref;
 }

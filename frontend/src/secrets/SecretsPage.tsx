@@ -2,7 +2,7 @@
 // and named by tools as {{ secrets.NAME }}. Only names are ever shown: a value can be replaced,
 // never read back.
 import { useState, type FormEvent } from 'react';
-import { api } from '../api/client';
+import { api, ApiError, describeError } from '../api/client';
 import type { Secret } from '../api/types';
 import { forgetSecrets } from '../editor/toolData';
 import { secretRef } from '../schema/secrets';
@@ -12,6 +12,9 @@ import { toast } from '../ui/toast';
 import { useAsync } from '../ui/useAsync';
 
 const NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/** The server's own words for a refusal (a taken name answers 409, which is no stale revision here). */
+const problemOf = (err: unknown) => (err instanceof ApiError ? describeError(err.status, err.body) : (err as Error).message);
 
 export function SecretsPage() {
   const { data, error, reload } = useAsync(() => api.secrets(), []);
@@ -28,7 +31,7 @@ export function SecretsPage() {
       toast(`Deleted “${secret.name}”`, 'success');
       await changed();
     } catch (err) {
-      toast((err as Error).message, 'error', 6000);
+      toast(problemOf(err), 'error', 6000);
     }
   };
 
@@ -98,7 +101,7 @@ function CreateForm({ onCreated }: { onCreated: () => Promise<void> }) {
       setValue('');
       await onCreated();
     } catch (err) {
-      setProblem((err as Error).message);
+      setProblem(problemOf(err));
     } finally {
       setBusy(false);
     }
@@ -139,7 +142,7 @@ function ReplaceForm({ secret, onDone }: { secret: Secret; onDone: (saved: boole
       toast(`Replaced the value of “${secret.name}”`, 'success');
       await onDone(true);
     } catch (err) {
-      setProblem((err as Error).message);
+      setProblem(problemOf(err));
       setBusy(false);
     }
   };
