@@ -13,6 +13,7 @@ from runs.models import RunStep
 from tests.fakellm import Reply, calls
 from tests.graphs import agent_graph
 from tests.toolserver import ToolServer
+from tests.toolserver import mcp_server as serve_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -394,46 +395,8 @@ def test_workflow_tools_must_not_loop_and_must_name_a_published_workflow_of_your
 
 @pytest.fixture(scope="module")
 def mcp_server():
-    """A real MCP server (the official SDK, Streamable HTTP) that wants a bearer token."""
-    import socket
-    import threading
-    import time
-
-    import uvicorn
-    from mcp.server.mcpserver import MCPServer
-    from starlette.responses import JSONResponse
-
-    server = MCPServer("orders")
-
-    @server.tool()
-    def lookup_order(order_id: int) -> str:
-        """Look up an order by its number."""
-        return f"order {order_id}: shipped with Posta"
-
-    @server.tool()
-    def cancel_order(order_id: int) -> str:
-        """Cancel an order."""
-        raise ValueError(f"order {order_id} cannot be cancelled any more")
-
-    inner = server.streamable_http_app()
-
-    async def app(scope, receive, send):
-        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != b"Bearer mcp-secret":
-            return await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
-        return await inner(scope, receive, send)
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not runner.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp"
-    runner.should_exit = True
-    thread.join(timeout=10)
+    with serve_mcp() as url:
+        yield url
 
 
 def mcp_tool(url: str, **params) -> dict:

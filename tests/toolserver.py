@@ -7,13 +7,19 @@ received recorded (headers and bodies), so tests assert exactly what a tool sent
 - ``/text``: plain text; ``/redirect?to=URL``: 302 to URL
 - ``/held/<any of the above>``: answers as that path once the test sets ``released`` (set unless
   the test clears it), so a test can watch a call while it runs
+
+``mcp_server()`` serves a real MCP server (the official SDK, Streamable HTTP) that wants a bearer
+token: ``lookup_order`` answers, ``cancel_order`` fails.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -98,3 +104,48 @@ class ToolServer:
                     pass
 
         return Handler
+
+
+MCP_TOKEN = "Bearer mcp-secret"  # the Authorization header mcp_server() wants
+
+
+@contextmanager
+def mcp_server() -> Iterator[str]:
+    """The URL of a real MCP server, served in a thread while the block runs."""
+    import uvicorn
+    from mcp.server.mcpserver import MCPServer
+    from starlette.responses import JSONResponse
+
+    server = MCPServer("orders")
+
+    @server.tool()
+    def lookup_order(order_id: int) -> str:
+        """Look up an order by its number."""
+        return f"order {order_id}: shipped with Posta"
+
+    @server.tool()
+    def cancel_order(order_id: int) -> str:
+        """Cancel an order."""
+        raise ValueError(f"order {order_id} cannot be cancelled any more")
+
+    inner = server.streamable_http_app()
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != MCP_TOKEN.encode():
+            return await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+        return await inner(scope, receive, send)
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not runner.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        runner.should_exit = True
+        thread.join(timeout=10)

@@ -2,7 +2,8 @@
 output and an HTTP tool onto the canvas, attach the tool to the LLM's tools port, configure both in
 the inspector, then chat: the fake model calls the tool (held by the tool server until the test has
 seen it running) and answers with its result. The trace shows the round: the call's arguments and
-what the tool answered."""
+what the tool answered. Then the other tools' pickers: an MCP server's tools listed to choose from
+(and its refusal shown), and a workflow tool's published workflows."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.helpers import api_get, connect, drop_from_palette, log_in, select_node
+from tests.browser.helpers import api_get, api_post, connect, drop_from_palette, log_in, select_node
 from tests.fakellm import Reply, calls
-from tests.toolserver import ToolServer
+from tests.graphs import agent_graph, chat_graph
+from tests.toolserver import MCP_TOKEN, ToolServer, mcp_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -155,4 +157,44 @@ def test_build_an_agent_that_calls_a_tool_and_read_its_round(live_page, user, pr
     expect(page.get_by_test_id("round-2")).to_contain_text("answered")
     expect(page.get_by_test_id("rounds")).to_contain_text(ANSWER)
     assert SECRET_VALUE not in page.content()
+    assert page.js_errors == []
+
+
+def test_choose_an_mcp_servers_tools_and_a_published_workflow_to_call(page, user, provider):
+    log_in(page, "alice", "alice-password")
+    api_post(page, "/api/secrets/", {"name": "mcp_token", "value": MCP_TOKEN})
+    orders = api_post(page, "/api/workflows/", {"name": "Order desk", "graph": chat_graph(provider.pk)})
+    api_post(page, f"/api/workflows/{orders['id']}/publish/", {})
+    api_post(page, "/api/workflows/", {"name": "Unpublished draft", "graph": chat_graph(provider.pk)})
+    with mcp_server() as url:
+        tools = [
+            {"id": "orders", "type": "tool.mcp", "url": url, "secret": "mcp_token"},
+            {"id": "desk", "type": "tool.workflow", "name": "ask_the_desk", "description": "Ask the order desk", "workflow": orders["id"]},
+        ]
+        agent = api_post(page, "/api/workflows/", {"name": "Agent", "graph": agent_graph(provider.pk, tools)})
+        page.goto(f"/workflows/{agent['id']}")
+
+        # The MCP server's tools: all of them until some are chosen, from the server's own list.
+        select_node(page, "orders")
+        expect(page.locator('select[name="secret"]')).to_have_value("mcp_token")
+        page.get_by_role("button", name="Refresh tools").click()
+        expect(page.get_by_text("2 tools offered")).to_be_visible()
+        expect(page.locator('input[name="allowed_tools.lookup_order"]')).to_be_checked()
+        page.locator('input[name="allowed_tools.all"]').uncheck()
+        page.locator('input[name="allowed_tools.cancel_order"]').uncheck()
+        expect(page.locator('input[name="allowed_tools.lookup_order"]')).to_be_disabled()  # the last one stays
+        wait_saved(page)
+        saved = api_get(page, f"/api/workflows/{agent['id']}/")
+        assert next(n["data"] for n in saved["graph"]["nodes"] if n["id"] == "orders")["allowed_tools"] == ["lookup_order"]
+
+        # Without its token the server refuses, and the editor says so in the server's words.
+        page.locator('select[name="secret"]').select_option("")
+        page.get_by_role("button", name="Refresh tools").click()
+        expect(page.get_by_test_id("mcp-error")).to_contain_text(f"could not list the tools of {url}")
+
+    # The workflow tool picks among the published workflows only.
+    select_node(page, "desk")
+    picker = page.locator('select[name="workflow"]')
+    expect(picker).to_have_value(str(orders["id"]))
+    expect(picker.locator("option")).to_have_text([f"Order desk · #{orders['id']}"])
     assert page.js_errors == []
