@@ -97,6 +97,20 @@ def test_publish_snapshots_the_graph(api, provider):
     assert WorkflowVersion.objects.get(workflow_id=created["id"], number=1).graph == chat_graph(provider.pk)
 
 
+def test_the_list_of_published_workflows_is_what_a_workflow_tool_can_call(api, provider):
+    """``?published=true`` (the editor's picker of a tool.workflow node) leaves out the drafts."""
+    published = api.post("/api/workflows/", {"name": "published", "graph": chat_graph(provider.pk)}, format="json").json()
+    api.post(f"/api/workflows/{published['id']}/publish/")
+    api.post("/api/workflows/", {"name": "draft only", "graph": chat_graph(provider.pk)}, format="json")
+
+    listed = api.get("/api/workflows/?published=true").json()
+    assert [(w["name"], w["published_version"]) for w in listed["results"]] == [("published", 1)]
+    assert listed["count"] == 1
+    assert {w["name"] for w in api.get("/api/workflows/").json()["results"]} == {"published", "draft only"}
+    refused = api.get("/api/workflows/?published=maybe")
+    assert refused.status_code == 400 and "published" in refused.json()
+
+
 def test_unknown_provider_is_a_validation_error(api):
     body = api.post("/api/workflows/", {"name": "w", "graph": chat_graph(999999)}, format="json").json()
     assert {"node": "agent", "field": "provider", "message": "provider 999999 does not exist"} in body["errors"]

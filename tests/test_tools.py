@@ -12,7 +12,8 @@ from memory.models import HistoryMessage
 from runs.models import RunStep
 from tests.fakellm import Reply, calls
 from tests.graphs import agent_graph
-from tests.toolserver import MCPOrders, ToolServer
+from tests.toolserver import ToolServer
+from tests.toolserver import mcp_server as serve_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -443,7 +444,7 @@ def test_workflow_tools_must_not_loop_and_must_name_a_published_workflow_of_your
 
 @pytest.fixture(scope="module")
 def mcp_server():
-    with MCPOrders() as url:
+    with serve_mcp() as url:
         yield url
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.fakellm import Reply, calls
 from tests.graphs import agent_graph
-from tests.toolserver import MCPOrders, ToolServer
+from tests.toolserver import ToolServer, mcp_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -36,7 +36,7 @@ def orders_api():
 
 @pytest.fixture(scope="module")
 def mcp_orders():
-    with MCPOrders() as url:
+    with mcp_server() as url:
         yield url
 
 

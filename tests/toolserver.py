@@ -5,9 +5,11 @@ received recorded (headers and bodies), so tests assert exactly what a tool sent
 - ``/echo``: the request's method, headers and body, as JSON (a server that echoes a secret)
 - ``/fail``: HTTP 500; ``/slow?s=N``: answers after N seconds; ``/big?mb=N``: N MB of JSON
 - ``/text``: plain text; ``/redirect?to=URL``: 302 to URL
+- ``/held/<any of the above>``: answers as that path once the test sets ``released`` (set unless
+  the test clears it), so a test can watch a call while it runs
 
-``MCPOrders``: a real MCP server (the official SDK, Streamable HTTP) wanting ``Bearer mcp-secret``,
-with ``lookup_order`` and a ``cancel_order`` that always fails.
+``mcp_server()`` serves a real MCP server (the official SDK, Streamable HTTP) that wants a bearer
+token: ``lookup_order`` answers, ``cancel_order`` fails.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -23,6 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 class ToolServer:
     def __init__(self):
         self.requests: list[dict] = []
+        self.released = threading.Event()
+        self.released.set()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -36,6 +42,7 @@ class ToolServer:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+        self.released.set()
 
     def _handler(self):
         server = self
@@ -55,6 +62,9 @@ class ToolServer:
                 with server._lock:
                     server.requests.append(seen)
                 path = parts.path
+                if path.startswith("/held/"):
+                    server.released.wait(60)
+                    path = path.removeprefix("/held")
                 if path.startswith("/orders/"):
                     order = path.rsplit("/", 1)[1]
                     return self._json(200, {"order": order, "status": "shipped", "carrier": {"name": "Posta"}})
@@ -96,48 +106,46 @@ class ToolServer:
         return Handler
 
 
-class MCPOrders:
-    """``with MCPOrders() as url``: the server runs (uvicorn, a thread of its own) until the block ends."""
+MCP_TOKEN = "Bearer mcp-secret"  # the Authorization header mcp_server() wants
 
-    TOKEN = b"Bearer mcp-secret"
 
-    def __enter__(self) -> str:
-        import uvicorn
-        from mcp.server.mcpserver import MCPServer
-        from starlette.responses import JSONResponse
+@contextmanager
+def mcp_server() -> Iterator[str]:
+    """The URL of a real MCP server, served in a thread while the block runs."""
+    import uvicorn
+    from mcp.server.mcpserver import MCPServer
+    from starlette.responses import JSONResponse
 
-        server = MCPServer("orders")
+    server = MCPServer("orders")
 
-        @server.tool()
-        def lookup_order(order_id: int) -> str:
-            """Look up an order by its number."""
-            return f"order {order_id}: shipped with Posta"
+    @server.tool()
+    def lookup_order(order_id: int) -> str:
+        """Look up an order by its number."""
+        return f"order {order_id}: shipped with Posta"
 
-        @server.tool()
-        def cancel_order(order_id: int) -> str:
-            """Cancel an order."""
-            raise ValueError(f"order {order_id} cannot be cancelled any more")
+    @server.tool()
+    def cancel_order(order_id: int) -> str:
+        """Cancel an order."""
+        raise ValueError(f"order {order_id} cannot be cancelled any more")
 
-        inner = server.streamable_http_app()
+    inner = server.streamable_http_app()
 
-        async def app(scope, receive, send):
-            if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != self.TOKEN:
-                return await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
-            return await inner(scope, receive, send)
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != MCP_TOKEN.encode():
+            return await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+        return await inner(scope, receive, send)
 
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        self._runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-        self._thread = threading.Thread(target=self._runner.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._runner.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not self._runner.started:
-            raise RuntimeError("the MCP test server did not start within 20 s")
-        return f"http://127.0.0.1:{port}/mcp"
-
-    def __exit__(self, *exc) -> None:
-        self._runner.should_exit = True
-        self._thread.join(timeout=10)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not runner.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        runner.should_exit = True
+        thread.join(timeout=10)

@@ -15,6 +15,7 @@ const MemoryPage = lazy(() => import('./memory/MemoryPage').then((m) => ({ defau
 const TestRunPage = lazy(() => import('./conversationTests/TestRunPage').then((m) => ({ default: m.TestRunPage })));
 const ComparePage = lazy(() => import('./conversationTests/ComparePage').then((m) => ({ default: m.ComparePage })));
 const ProvidersPage = lazy(() => import('./providers/ProvidersPage').then((m) => ({ default: m.ProvidersPage })));
+const SecretsPage = lazy(() => import('./secrets/SecretsPage').then((m) => ({ default: m.SecretsPage })));
 const ThreadsPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadsPage })));
 const ThreadPage = lazy(() => import('./threads/ThreadsPage').then((m) => ({ default: m.ThreadPage })));
 const ParticipantsPage = lazy(() => import('./participants/ParticipantsPage').then((m) => ({ default: m.ParticipantsPage })));
@@ -43,6 +44,7 @@ function routeFor(pathname: string): ReactNode {
   if ((params = match('/test-runs/:id', pathname))) return shell(<TestRunPage key={params.id} testRunId={Number(params.id)} />);
   if ((params = match('/test-runs/:a/compare/:b', pathname))) return shell(<ComparePage key={pathname} a={Number(params.a)} b={Number(params.b)} />);
   if (match('/providers', pathname)) return shell(<ProvidersPage />);
+  if (match('/secrets', pathname)) return shell(<SecretsPage />);
   if (match('/account', pathname)) return shell(<AccountPage />);
   return <AppShell><WorkflowsPage /></AppShell>;
 }

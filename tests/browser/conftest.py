@@ -135,7 +135,10 @@ def daphne(django_db_setup, django_db_blocker, tmp_path_factory):
         pytest.fail(f"the widget is not built: {WIDGET_JS} is missing (cd frontend/widget && npm ci && npm run build)", pytrace=False)
     with django_db_blocker.unblock():
         name = connection.settings_dict["NAME"]
-    web, base = start_daphne(full_mode_env(name, "", SKEIN_WIDGET_BURST=100), tmp_path_factory.mktemp("daphne"))
+    # The fake model and tool servers listen on loopback, which the network guard lets through only
+    # when listed (the embedded mode allows loopback anyway; listing it keeps that true in any mode).
+    env = full_mode_env(name, "", SKEIN_WIDGET_BURST=100, SKEIN_PROVIDER_ALLOWED_HOSTS="127.0.0.1")
+    web, base = start_daphne(env, tmp_path_factory.mktemp("daphne"))
     try:
         yield base
     finally:

@@ -112,13 +112,24 @@ class NodeTypeListView(APIView):
         return Response(_described(tuple(all_node_types())))
 
 
+class WorkflowListQuery(serializers.Serializer):
+    published = serializers.BooleanField(
+        required=False, default=False, help_text="only the workflows with a published version (what a workflow tool can call)"
+    )
+
+
 class WorkflowListView(APIView):
-    @extend_schema(responses={200: WorkflowListItem(many=True)})
+    @extend_schema(parameters=[WorkflowListQuery], responses={200: WorkflowListItem(many=True)})
     def get(self, request):
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(
-            selectors.workflow_list(owner=request.user).select_related("published_version"), request, view=self
+        query = WorkflowListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        listed = (
+            selectors.workflow_published_list(owner=request.user)
+            if query.validated_data["published"]
+            else selectors.workflow_list(owner=request.user)
         )
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(listed.select_related("published_version"), request, view=self)
         return paginator.get_paginated_response(WorkflowListItem(page, many=True).data)
 
     @extend_schema(request=WorkflowCreateInput, responses={201: WorkflowOutput})

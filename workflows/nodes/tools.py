@@ -60,9 +60,18 @@ class RequestParams(Params):
 
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
     url: str = Field(..., min_length=1, max_length=4000, json_schema_extra={"format": "template"})
-    headers: dict[str, str] = Field(default_factory=dict, description="Templates; {{ secrets.NAME }} is a stored secret")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Templates; {{ secrets.NAME }} is a stored secret",
+        json_schema_extra={"format": "headers"},  # the editor's header rows, with a secret picker
+    )
     body: str = Field("", max_length=100_000, json_schema_extra={"format": "template"})
-    secrets: list[str] = Field(default_factory=list, max_length=20, description="The stored secrets the headers use, by name")
+    secrets: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="The stored secrets the headers use, by name",
+        json_schema_extra={"format": "secret_names"},  # the editor fills it in from the headers
+    )
     result_path: str = Field("", max_length=1000, description="A JMESPath expression picking the part of a JSON answer to use")
     timeout_s: float = Field(20.0, ge=0.5, le=120)
 
@@ -149,8 +158,9 @@ class HTTPToolNode(ToolNode):
 
         name: str = Field(..., pattern=TOOL_NAME, description="The function's name the model sees")
         description: str = Field(..., min_length=1, max_length=2000, description="What it does, for the model to know when to call it")
+        # A default, not a factory, so the schema shows it (pydantic copies it for each params object).
         parameters: dict = Field(
-            default_factory=lambda: dict(EMPTY_ARGUMENTS),
+            default=EMPTY_ARGUMENTS,
             description="The JSON Schema of the arguments; templates see them as {{ args.NAME }}",
             json_schema_extra={"format": "json"},
         )
@@ -200,7 +210,9 @@ class WorkflowToolNode(ToolNode):
     class Params(ToolParams):
         model_config = ConfigDict(extra="forbid", json_schema_extra=_shown_first("workflow", "name", "description"))
 
-        workflow: int = Field(..., ge=1, le=2**63 - 1, description="The published workflow to call")
+        workflow: int = Field(
+            ..., ge=1, le=2**63 - 1, description="The published workflow to call", json_schema_extra={"format": "workflow"}
+        )
         name: str = Field(..., pattern=TOOL_NAME, description="The function's name the model sees")
         description: str = Field(..., min_length=1, max_length=2000, description="What it does, for the model to know when to call it")
         timeout_s: float = Field(60.0, ge=1, le=600, description="How long one call may take")
@@ -231,9 +243,17 @@ class MCPToolNode(ToolNode):
         model_config = ConfigDict(extra="forbid", json_schema_extra=_shown_first("url", "secret", "allowed_tools"))
 
         url: str = Field(..., min_length=1, max_length=2000, pattern=r"^https?://", description="The server's MCP endpoint")
-        secret: str | None = Field(None, pattern=SECRET_NAME, description="A stored secret sent as the Authorization header")
+        secret: str | None = Field(
+            None,
+            pattern=SECRET_NAME,
+            description="A stored secret sent as the Authorization header",
+            json_schema_extra={"format": "secret"},
+        )
         allowed_tools: list[str] = Field(
-            default_factory=list, max_length=200, description="The server's tools the model may call (empty: all of them)"
+            default_factory=list,
+            max_length=200,
+            description="The server's tools the model may call (empty: all of them)",
+            json_schema_extra={"format": "mcp_tools"},  # the editor lists the server's tools to choose from
         )
         timeout_s: float = Field(30.0, ge=1, le=300, description="How long listing or one call may take")
 

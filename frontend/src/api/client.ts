@@ -2,6 +2,8 @@
 // and errors turned into typed exceptions (a stale revision is a ConflictError, never retried).
 import type {
   ChatReply,
+  MCPListInput,
+  MCPListing,
   MemoryExport,
   MemoryHistory,
   MemoryImport,
@@ -15,6 +17,8 @@ import type {
   ProviderTestResult,
   Run,
   RunSummary,
+  Secret,
+  SecretInput,
   Template,
   TranscriptMessage,
   TriggerInfo,
@@ -179,6 +183,8 @@ export const api = {
 
   workflows: (params: { limit?: number; offset?: number } = {}) =>
     request<Page<WorkflowSummary>>('GET', `/api/workflows/${query({ limit: params.limit ?? 100, offset: params.offset })}`),
+  /** The workflows with a published version (what a workflow tool can call), first 200. */
+  publishedWorkflows: () => request<Page<WorkflowSummary>>('GET', `/api/workflows/${query({ published: 'true', limit: 200 })}`),
   workflow: (id: number) => request<Workflow>('GET', `/api/workflows/${id}/`),
   createWorkflow: (body: WorkflowCreate) => request<Workflow>('POST', '/api/workflows/', body),
   /** PUT when the graph is sent, else PATCH; a stale revision throws ConflictError. */
@@ -194,6 +200,12 @@ export const api = {
   regenerateWebhook: (id: number, node: string) =>
     request<TriggerInfo[]>('POST', `/api/workflows/${id}/webhooks/${encodeURIComponent(node)}/regenerate/`),
   runManual: (id: number, message: string) => request<ChatReply>('POST', `/api/workflows/${id}/run/`, { message }),
+
+  secrets: () => request<Secret[]>('GET', '/api/secrets/'),
+  createSecret: (body: SecretInput) => request<Secret>('POST', '/api/secrets/', body),
+  replaceSecret: (id: number, value: string) => request<Secret>('PUT', `/api/secrets/${id}/`, { value }),
+  deleteSecret: (id: number) => request<void>('DELETE', `/api/secrets/${id}/`),
+  mcpTools: (body: MCPListInput) => request<MCPListing>('POST', '/api/tools/mcp/', body),
 
   runs: (params: { workflow?: number; status?: string; trigger?: string; thread?: number; limit?: number; offset?: number }) =>
     request<Page<RunSummary>>('GET', `/api/runs/${query(params)}`),

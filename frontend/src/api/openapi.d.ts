@@ -3277,7 +3277,10 @@ export interface operations {
     };
     workflows_list: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description only the workflows with a published version (what a workflow tool can call) */
+                published?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -13,7 +13,7 @@ export type Schemas = components['schemas'];
  * type one the schema's accepts (a JSON field's `unknown` becomes the shape the app knows). */
 export type Refine<T, Known extends { [K in keyof Known]: K extends keyof T ? T[K] : never }> = Omit<T, keyof Known> & Known;
 
-export type PortKind = 'flow' | 'memory' | 'llm';
+export type PortKind = 'flow' | 'memory' | 'llm' | 'tool';
 
 /** A node type's port (`inputs`, `outputs`: dicts in the schema). */
 export type PortSpec = {
@@ -159,6 +159,22 @@ export type ChatReply = Refine<Schemas['TurnResult'], { status: RunStatus }>;
 export type RunStep = Refine<Schemas['StepOutput'], { status: 'running' | 'succeeded' | 'failed' }>;
 
 export type SentMessage = Schemas['SentMessageOutput'];
+
+/** One round of a model that called tools: what it was sent and offered, and the calls it asked for. */
+export type RunRound = Schemas['RoundOutput'];
+
+/** A tool call of a round, with what the tool answered (`error` when it failed). */
+export type ToolCall = Schemas['ToolCallOutput'];
+
+/** One of the owner's stored secrets: its name only (a value is write-only). */
+export type Secret = Schemas['SecretOutput'];
+
+export type SecretInput = Schemas['SecretInputRequest'];
+
+/** `POST /api/tools/mcp/`: the tools an MCP server offers, or why it could not be listed. */
+export type MCPListing = Schemas['MCPListOutput'];
+
+export type MCPListInput = Schemas['MCPListInputRequest'];
 
 /** One summarizer call of a run (`GET /api/runs/{id}/` → `summarizations`). */
 export type Summarization = Schemas['SummarizationOutput'];

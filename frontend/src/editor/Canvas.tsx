@@ -14,6 +14,7 @@ const MINIMAP_COLORS: Record<string, string> = {
   'cat-triggers': '#16a34a',
   'cat-ai': '#4f46e5',
   'cat-memory': '#9333ea',
+  'cat-tools': '#0891b2',
   'cat-routing': '#d97706',
   'cat-transform': '#0d9488',
   'cat-output': '#475569',

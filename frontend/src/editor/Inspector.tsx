@@ -1,6 +1,7 @@
 // The side panel: the selected node's params form and its problems, or, with nothing selected,
 // the workflow's problems and how to get going.
 import { useReactFlow } from '@xyflow/react';
+import { api } from '../api/client';
 import { useShallow } from 'zustand/react/shallow';
 import type { Provider, ValidationIssue } from '../api/types';
 import { Link } from '../router';
@@ -10,6 +11,9 @@ import { categoryClass } from './categories';
 import { modelsFor, useModelList } from './modelList';
 import { takesModel } from './models';
 import { issuesOf, useEditor, type FlowNode } from './store';
+import { listsUsed, usePublishedWorkflows, useSecretNames } from './toolData';
+
+const listMcpTools = (url: string, secret: string | null) => api.mcpTools({ url, secret });
 
 export function Inspector({ providers }: { providers: Provider[] }) {
   // The selected ids, not the nodes: a node dragged around is a new object on every frame.
@@ -41,6 +45,10 @@ function NodeInspector({ node, providers }: { node: InspectedNode; providers: Pr
   const callsModel = takesModel(spec);
   const provider = typeof node.data.provider === 'number' ? node.data.provider : null;
   const served = useModelList(callsModel ? provider : undefined);
+  const uses = listsUsed(spec?.params_schema);
+  const workflowId = useEditor((s) => s.workflowId);
+  const secretNames = useSecretNames(uses.secrets);
+  const publishedWorkflows = usePublishedWorkflows(uses.workflows, workflowId);
 
   /** Choosing a provider also picks a model it serves (unless the node's model is one already). */
   const change = (patch: Record<string, unknown>) => {
@@ -122,6 +130,14 @@ function NodeInspector({ node, providers }: { node: InspectedNode; providers: Pr
               {providers.length ? 'Manage providers' : 'Add a provider (API key or local server)'}
             </Link>
           ),
+          secretNames,
+          secretsLink: (
+            <Link to="/secrets" className="small field-link">
+              {secretNames?.length ? 'Manage secrets' : 'Store a secret (an API key the tool sends)'}
+            </Link>
+          ),
+          publishedWorkflows,
+          listMcpTools,
         }}
       />
       <PortsHelp node={node} />
@@ -145,7 +161,7 @@ function PortsHelp({ node }: { node: InspectedNode }) {
   return (
     <p className="field-help ports-help">
       Diamond ports carry resources, not messages:{' '}
-      {resources.map((p) => `${p.label} (${p.kind})`).join(', ')}. Connect a memory's top port to an LLM's memory port at its bottom.
+      {resources.map((p) => `${p.label} (${p.kind})`).join(', ')}. Connect a memory's or a tool's top port to an LLM's memory or tools port at its bottom.
     </p>
   );
 }

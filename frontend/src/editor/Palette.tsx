@@ -64,6 +64,7 @@ export function Palette({ specs, onAdd }: { specs: NodeTypeSpec[]; onAdd: (type:
         <span><i className="lg lg-flow" /> flow</span>
         <span><i className="lg lg-memory" /> memory</span>
         <span><i className="lg lg-llm" /> model</span>
+        <span><i className="lg lg-tool" /> tool</span>
       </div>
     </aside>
   );

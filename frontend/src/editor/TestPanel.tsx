@@ -69,6 +69,8 @@ export function TestPanel({ workflowId }: { workflowId: number }) {
       onEvent: (event) =>
         handleTestChatEvent(event, {
           nodeEvent: useEditor.getState().nodeEvent,
+          toolStarted: useEditor.getState().toolStarted,
+          toolFinished: useEditor.getState().toolFinished,
           setIssues: useEditor.getState().setIssues,
           setTurn,
           showRun: (run, warnings) => void showRun(run, warnings),

@@ -1,5 +1,5 @@
 // Palette order and colours of node categories (colours live in styles.css as .cat-*).
-export const CATEGORY_ORDER = ['Triggers', 'AI', 'Memory', 'Routing', 'Transform', 'Output'];
+export const CATEGORY_ORDER = ['Triggers', 'AI', 'Memory', 'Tools', 'Routing', 'Steps', 'Transform', 'Output'];
 
 export function categoryClass(category: string | undefined): string {
   return `cat-${(category ?? 'other').toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;

@@ -65,9 +65,9 @@ export interface GraphLookup {
 export type ConnectionVerdict = { ok: true } | { ok: false; reason: string };
 
 /**
- * Whether an edge may be drawn: ports exist, kinds match (flow→flow, memory→memory, llm→llm),
- * no self-loop or duplicate, a single resource input takes one resource, and flow edges
- * do not close a cycle.
+ * Whether an edge may be drawn: ports exist, kinds match (flow→flow, memory→memory, llm→llm,
+ * tool→tool: a tool node's output only to an LLM's `tools` port, which takes many), no self-loop
+ * or duplicate, a single resource input takes one resource, and flow edges do not close a cycle.
  */
 export function checkConnection(c: ConnectionCandidate, g: GraphLookup): ConnectionVerdict {
   if (!c.source || !c.target || !c.sourceHandle || !c.targetHandle) return { ok: false, reason: 'incomplete' };
@@ -77,7 +77,10 @@ export function checkConnection(c: ConnectionCandidate, g: GraphLookup): Connect
   const out = outputPorts(sourceSpec, g.nodeData(c.source) ?? {}).find((p) => p.name === c.sourceHandle);
   const inp = inputPorts(targetSpec).find((p) => p.name === c.targetHandle);
   if (!out || !inp) return { ok: false, reason: 'no such port' };
-  if (out.kind !== inp.kind) return { ok: false, reason: `cannot connect a ${out.kind} output to a ${inp.kind} input` };
+  if (out.kind !== inp.kind) {
+    if (out.kind === 'tool') return { ok: false, reason: "a tool attaches to an LLM's tools port" };
+    return { ok: false, reason: `cannot connect a ${out.kind} output to a ${inp.kind} input` };
+  }
   const duplicate = g.edges.some(
     (e) => e.source === c.source && e.sourceHandle === c.sourceHandle && e.target === c.target && e.targetHandle === c.targetHandle,
   );

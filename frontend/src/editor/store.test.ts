@@ -1,7 +1,7 @@
 import type { Graph } from '../api/types';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mockFetch, nodeTypes, run, runStep, workflow } from '../test/fixtures';
-import { outputPorts } from './ports';
+import { checkConnection, outputPorts } from './ports';
 import { issuesOf, toGraph, useEditor } from './store';
 
 const s = () => useEditor.getState();
@@ -46,6 +46,26 @@ describe('adding and connecting nodes', () => {
     expect(ok('summary_1', 'messages', 'output_1', 'input')).toBe(true);
     expect(ok('llm_1', 'output', 'llm_1', 'input')).toBe(false);
     expect(ok('llm_1', 'nope', 'output_1', 'input')).toBe(false);
+  });
+
+  it('attaches tools only to an LLM’s tools port, as many as it needs', () => {
+    s().addNode('trigger.chat', { x: 0, y: 0 });
+    s().addNode('llm', { x: 0, y: 0 });
+    s().addNode('tool.http', { x: 0, y: 0 });
+    s().addNode('tool.mcp', { x: 0, y: 0 });
+    s().addNode('memory.buffer', { x: 0, y: 0 });
+    const verdict = (source: string, sourceHandle: string, target: string, targetHandle: string) =>
+      checkConnection({ source, sourceHandle, target, targetHandle }, { nodeType: (id) => s().specs[s().nodes.find((n) => n.id === id)?.type ?? ''], nodeData: () => ({}), edges: s().edges });
+
+    expect(s().isValidConnection({ source: 'http_1', sourceHandle: 'tool', target: 'llm_1', targetHandle: 'tools' })).toBe(true);
+    connect('http_1', 'tool', 'llm_1', 'tools');
+    connect('mcp_1', 'tool', 'llm_1', 'tools');
+    expect(s().edges.map((e) => `${e.source}->${e.target}.${e.targetHandle}`)).toEqual(['http_1->llm_1.tools', 'mcp_1->llm_1.tools']);
+    expect(verdict('http_1', 'tool', 'llm_1', 'memory')).toEqual({ ok: false, reason: "a tool attaches to an LLM's tools port" });
+    expect(verdict('http_1', 'tool', 'llm_1', 'input')).toEqual({ ok: false, reason: "a tool attaches to an LLM's tools port" });
+    expect(verdict('buffer_1', 'memory', 'llm_1', 'tools')).toEqual({ ok: false, reason: 'cannot connect a memory output to a tool input' });
+    expect(verdict('chat_1', 'output', 'llm_1', 'tools')).toMatchObject({ ok: false });
+    expect(verdict('http_1', 'tool', 'llm_1', 'tools')).toEqual({ ok: false, reason: 'already connected' });
   });
 
   it('connects through onConnect with the port names as handle ids, once', () => {

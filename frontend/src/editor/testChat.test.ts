@@ -7,6 +7,8 @@ function hooks() {
   let turn: Turn | null = null;
   const h = {
     nodeEvent: vi.fn(),
+    toolStarted: vi.fn(),
+    toolFinished: vi.fn(),
     setIssues: vi.fn(),
     showRun: vi.fn(),
     setTurn: (update: (t: Turn | null) => Turn | null) => {
@@ -34,6 +36,23 @@ describe('handleTestChatEvent', () => {
     ]);
     expect(turn()).toEqual({ run: 7, status: 'succeeded', warnings: [{ node: 'mem_1', message: 'summarization timed out' }] });
     expect(h.showRun).toHaveBeenCalledWith(7, [{ node: 'mem_1', message: 'summarization timed out' }]);
+  });
+
+  it('lights a tool node while a call of it runs, and says how each call ended', () => {
+    const { h } = hooks();
+    const events: ServerEvent[] = [
+      { type: 'tool.started', data: { run: 9, node: 'lookup', agent: 'agent', tool: 'lookup_order', call_id: 'call_1' } },
+      { type: 'tool.started', data: { run: 9, node: null, agent: 'agent', tool: 'no_such_tool', call_id: 'call_2' } },
+      { type: 'tool.finished', data: { run: 9, node: 'lookup', agent: 'agent', tool: 'lookup_order', call_id: 'call_1', status: 'failed', error: 'HTTP 500', duration_ms: 40 } },
+      { type: 'tool.finished', data: { run: 9, node: 'lookup', agent: 'agent', tool: 'lookup_order', call_id: 'call_3', status: 'succeeded', duration_ms: 7 } },
+    ];
+    for (const event of events) handleTestChatEvent(event, h);
+    expect(h.toolStarted.mock.calls).toEqual([['lookup', 'call_1']]);
+    expect(h.toolFinished.mock.calls).toEqual([
+      ['lookup', 'call_1', { error: 'HTTP 500', durationMs: 40 }],
+      ['lookup', 'call_3', { error: undefined, durationMs: 7 }],
+    ]);
+    expect(h.nodeEvent).not.toHaveBeenCalled();
   });
 
   it('lights the memory and its summarizer up while a summary is made', () => {
@@ -93,6 +112,23 @@ describe('the widget chat in the editor', () => {
     expect(seen).toEqual(['accepted', 'node.started', 'run.finished']);
     expect(host.querySelector('[data-testid="chat-assistant"]')?.textContent).toContain('echo: hello');
     expect(host.querySelector('[data-testid="chat-user"]')?.classList.contains('unsent')).toBe(false);
+    chat.destroy();
+  });
+
+  it('says "Looking up" a tool while the agent calls it, and never shows its arguments or result', () => {
+    const fake = fakeTransport();
+    const host = document.createElement('div');
+    const chat = mountChat(host, { transport: fake.transport, storageKey: null, shadow: false });
+    chat.send('where is order 42?');
+    fake.push({ type: 'accepted', data: { run: 2, client_id: fake.clientIds[0] } });
+    const lookup = () => host.querySelector<HTMLElement>('[data-testid="chat-assistant"] [data-testid="chat-lookup"]');
+    fake.push({ type: 'tool.started', data: { run: 2, node: 'lookup', tool: 'lookup_order', call_id: 'call_1', arguments: '{"order": 42}' } });
+    expect(lookup()?.hidden).toBe(false);
+    expect(lookup()?.textContent).toBe('Looking up lookup_order…');
+    fake.push({ type: 'tool.finished', data: { run: 2, node: 'lookup', tool: 'lookup_order', call_id: 'call_1', status: 'succeeded', result: 'shipped' } });
+    expect(lookup()?.hidden).toBe(true);
+    fake.push({ type: 'run.finished', data: { run: 2, reply: 'It has shipped.' } });
+    expect(host.querySelector('[data-testid="chat-assistant"]')?.textContent).not.toMatch(/42|Looking up/);
     chat.destroy();
   });
 

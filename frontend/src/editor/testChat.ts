@@ -1,4 +1,5 @@
-// What the editor does with the test chat's events: light the nodes up as they run, put warnings
+// What the editor does with the test chat's events: light the nodes up as they run (a tool node
+// while an agent's call of it runs), put warnings
 // and errors on the nodes, and keep the last turn (its run, status, warnings) for the links below
 // the chat.
 import type { RunWarning, ValidationIssue } from '../api/types';
@@ -14,6 +15,8 @@ export interface Turn {
 
 export interface TestChatHooks {
   nodeEvent: EditorState['nodeEvent'];
+  toolStarted: EditorState['toolStarted'];
+  toolFinished: EditorState['toolFinished'];
   setIssues: (issues: ValidationIssue[]) => void;
   setTurn: (update: (turn: Turn | null) => Turn | null) => void;
   /** Load the run's trace onto the canvas (every step, skipped branches included). */
@@ -47,6 +50,18 @@ export function handleTestChatEvent(event: ServerEvent, hooks: TestChatHooks): v
         error: text(data.error),
         durationMs: id(data.duration_ms) ?? undefined,
       });
+      break;
+    case 'tool.started':
+      // A call of no tool node (the model named a tool that does not exist) lights nothing.
+      if (text(data.node) && text(data.call_id)) hooks.toolStarted(String(data.node), String(data.call_id));
+      break;
+    case 'tool.finished':
+      if (text(data.node) && text(data.call_id)) {
+        hooks.toolFinished(String(data.node), String(data.call_id), {
+          error: data.status === 'failed' ? (text(data.error) ?? 'the call failed') : undefined,
+          durationMs: id(data.duration_ms) ?? undefined,
+        });
+      }
       break;
     case 'memory.summarizing':
       // The memory and the model summarizing for it light up while the summary is made.

@@ -1,10 +1,11 @@
 import { useState } from 'react';
 import { api } from '../api/client';
-import type { FactExtraction, RunStep, SentMessage, Summarization } from '../api/types';
+import type { FactExtraction, RunRound, RunStep, SentMessage, Summarization, ToolCall } from '../api/types';
 import { Link } from '../router';
 import { formatCost, formatDateTime, formatDuration, textOf } from '../ui/format';
 import { ErrorState, StatusBadge } from '../ui/States';
 import { useAsync } from '../ui/useAsync';
+import { callCount, callsIn, offeredTools, prettyJson, roundSummary } from './rounds';
 
 /** A run's trace: what came in, what went out, and every node's step in order. */
 export function RunPage({ runId }: { runId: number }) {
@@ -132,6 +133,8 @@ function detailChips(details: Record<string, unknown>): [string, string][] {
 function StepRow({ step, longest }: { step: RunStep; longest: number }) {
   const [open, setOpen] = useState(step.status === 'failed');
   const chips = detailChips(step.details ?? {});
+  const calls = callCount(step);
+  if (step.rounds?.length) chips.push(['tool calls', `${calls} in ${step.rounds.length} round${step.rounds.length === 1 ? '' : 's'}`]);
   return (
     <li className={`step step-${step.status}`} data-testid={`step-${step.node}`}>
       <button className="step-head" onClick={() => setOpen(!open)} aria-expanded={open}>
@@ -157,7 +160,11 @@ function StepRow({ step, longest }: { step: RunStep; longest: number }) {
             <TextBlock title="Input" text={step.input} />
             <TextBlock title="Output" text={step.output} />
           </div>
-          {step.messages && <SentMessages messages={step.messages} title="Sent to the model" />}
+          {step.rounds?.length ? (
+            <Rounds rounds={step.rounds} answer={step.output} failed={step.status === 'failed'} />
+          ) : (
+            step.messages && <SentMessages messages={step.messages} title="Sent to the model" />
+          )}
           {Object.keys(step.details ?? {}).length > 0 && (
             <div className="text-block">
               <h3>Details</h3>
@@ -181,11 +188,100 @@ function SentMessages({ messages, title }: { messages: SentMessage[]; title: str
         {messages.map((m, i) => (
           <li key={i} className={`sent-msg sent-${m.role}`}>
             <span className={`role role-${m.role}`}>{m.role}</span>
-            <pre>{m.content}</pre>
+            <div className="sent-body">
+              {m.tool_call_id && <div className="muted small">answers {m.tool_call_id}</div>}
+              {(m.content || !m.tool_calls?.length) && <pre>{m.content}</pre>}
+              {callsIn(m).map((call) => (
+                <div key={call.id} className="sent-call small">
+                  calls <code>{call.name}</code> <span className="muted">({call.id})</span>
+                  <pre>{prettyJson(call.arguments)}</pre>
+                </div>
+              ))}
+            </div>
           </li>
         ))}
       </ol>
     </div>
+  );
+}
+
+/** A model that called tools: each round, what it was sent and offered, the calls it asked for
+ * with what each tool answered, then its final answer. */
+function Rounds({ rounds, answer, failed }: { rounds: RunRound[]; answer: string; failed: boolean }) {
+  return (
+    <div className="rounds" data-testid="rounds">
+      <h3>
+        Rounds <span className="muted small">(each request to the model, and the tools it called)</span>
+      </h3>
+      <ol className="round-list">
+        {rounds.map((round, i) => (
+          <RoundView key={i} round={round} number={i + 1} />
+        ))}
+      </ol>
+      {!failed && <TextBlock title="Final answer" text={answer} />}
+    </div>
+  );
+}
+
+function RoundView({ round, number }: { round: RunRound; number: number }) {
+  const tools = offeredTools(round);
+  return (
+    <li className="round" data-testid={`round-${number}`}>
+      <div className="round-head">
+        <b>Round {number}</b> <span className="muted small">{roundSummary(round)}</span>
+      </div>
+      <details className="round-sent">
+        <summary>
+          Sent to the model: {round.messages.length} message{round.messages.length === 1 ? '' : 's'}, {tools.length} tool{tools.length === 1 ? '' : 's'}
+          {round.tool_choice ? ` (tool_choice: ${round.tool_choice})` : ''}
+        </summary>
+        <SentMessages messages={round.messages} title="Messages" />
+        {tools.length > 0 && (
+          <div className="text-block" data-testid="offered-tools">
+            <h3>Tools offered</h3>
+            {tools.map((tool) => (
+              <details key={tool.name} className="offered-tool">
+                <summary>
+                  <code>{tool.name}</code> <span className="muted small">{tool.description}</span>
+                </summary>
+                <pre>{JSON.stringify(tool.parameters, null, 2)}</pre>
+              </details>
+            ))}
+          </div>
+        )}
+      </details>
+      {round.tool_calls.length > 0 && (
+        <ol className="tool-calls">
+          {round.tool_calls.map((call, i) => (
+            <ToolCallView key={`${call.id}-${i}`} call={call} />
+          ))}
+        </ol>
+      )}
+    </li>
+  );
+}
+
+function ToolCallView({ call }: { call: ToolCall }) {
+  return (
+    <li className={`tool-call${call.error ? ' tool-call-failed' : ''}`} data-testid={`tool-call-${call.id}`}>
+      <div className="tool-call-head">
+        <span className={`step-icon step-icon-${call.error ? 'failed' : 'succeeded'}`} aria-hidden="true">{call.error ? '✕' : '✓'}</span>
+        <code className="tool-call-name">{call.name}</code>
+        <span className="muted small">{call.tool_node ? `tool node ${call.tool_node}` : 'no such tool'} · {call.id}</span>
+        <span className="step-duration">{formatDuration(call.duration_ms)}</span>
+      </div>
+      {call.error && <div className="step-error" data-testid="tool-call-error">{call.error}</div>}
+      <div className="io-grid">
+        <div className="text-block" data-testid="tool-call-arguments">
+          <h3>Arguments</h3>
+          <pre>{prettyJson(call.arguments)}</pre>
+        </div>
+        <div className="text-block" data-testid="tool-call-result">
+          <h3>Result</h3>
+          {call.result ? <pre>{prettyJson(call.result)}</pre> : <p className="muted small">{call.error ? 'none: the model was told the error' : 'empty'}</p>}
+        </div>
+      </div>
+    </li>
   );
 }
 

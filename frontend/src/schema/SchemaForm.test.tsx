@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { NodeParams, ValidationIssue } from '../api/types';
 import { provider, spec } from '../test/fixtures';
 import { defaultsFor } from './schema';
-import { SchemaForm, unplacedIssues } from './SchemaForm';
+import { SchemaForm, unplacedIssues, type FormContext } from './SchemaForm';
 
 const providers = [
   provider({ id: 4, name: 'Fake', kind: 'openai_compatible', api_base: 'http://127.0.0.1:9/v1' }),
@@ -156,5 +156,85 @@ describe('SchemaForm', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Use the default' }));
     expect(onPatch).toHaveBeenLastCalledWith({ summary_prompt: defaultPrompt });
     expect(prompt.value).toBe(defaultPrompt);
+  });
+});
+
+describe('SchemaForm: a tool’s params', () => {
+  function ToolHarness({ type, initial, context = {}, onPatch }: { type: string; initial: NodeParams; context?: Partial<FormContext>; onPatch: (p: NodeParams) => void }) {
+    const [value, setValue] = useState<NodeParams>({ ...defaultsFor(spec(type).params_schema), ...initial });
+    return (
+      <SchemaForm
+        schema={spec(type).params_schema}
+        value={value}
+        issues={[]}
+        context={{ providers: [], modelSuggestions: [], ...context }}
+        onChange={(patch) => {
+          onPatch(patch);
+          setValue((v) => ({ ...v, ...patch }));
+        }}
+      />
+    );
+  }
+
+  it('edits the arguments schema as JSON, with the parse error shown inline and nothing sent until it parses', () => {
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
+    render(<ToolHarness type="tool.http" initial={{ name: 'lookup', description: 'Look up', url: 'http://x' }} onPatch={onPatch} />);
+    const box = byName('parameters');
+    expect(JSON.parse(box.value)).toEqual({ type: 'object', properties: {} });
+    fireEvent.change(box, { target: { value: '{"type": "object", "properties": {' } });
+    expect(screen.getByTestId('json-error').textContent).toMatch(/^Not valid JSON: /);
+    expect(box.getAttribute('aria-invalid')).toBe('true');
+    expect(onPatch).not.toHaveBeenCalled();
+    fireEvent.change(box, { target: { value: '{"type": "object", "properties": {"order": {"type": "integer"}}}' } });
+    expect(screen.queryByTestId('json-error')).toBeNull();
+    expect(onPatch).toHaveBeenLastCalledWith({ parameters: { type: 'object', properties: { order: { type: 'integer' } } } });
+  });
+
+  it('puts a stored secret into a header by name, and keeps the secrets list in step with the headers', () => {
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
+    render(<ToolHarness type="tool.http" initial={{ name: 'lookup', description: 'Look up', url: 'http://x' }} context={{ secretNames: ['orders_key', 'other'] }} onPatch={onPatch} />);
+    const hint = screen.getByTestId('secret-hint');
+    fireEvent.click(within(hint).getByRole('button', { name: 'orders_key' }));
+    expect(onPatch).toHaveBeenLastCalledWith({ headers: { Authorization: 'Bearer {{ secrets.orders_key }}' }, secrets: ['orders_key'] });
+    expect(byName('headers.0.value').value).toBe('Bearer {{ secrets.orders_key }}');
+    expect(screen.getAllByTestId('used-secret').map((e) => e.textContent)).toEqual(['orders_key']);
+    fireEvent.change(byName('headers.0.value'), { target: { value: 'Bearer {{ secrets.gone }}' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ headers: { Authorization: 'Bearer {{ secrets.gone }}' }, secrets: ['gone'] });
+    expect(screen.getByTestId('used-secret').textContent).toBe('gone · no such secret');
+    fireEvent.click(screen.getByRole('button', { name: 'Remove header 1' }));
+    expect(onPatch).toHaveBeenLastCalledWith({ headers: {}, secrets: [] });
+  });
+
+  it('offers the published workflows for a workflow tool, and the secrets for an MCP server', () => {
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
+    render(<ToolHarness type="tool.workflow" initial={{}} context={{ publishedWorkflows: [{ id: 3, name: 'Orders' }] }} onPatch={onPatch} />);
+    const workflow = byName('workflow') as unknown as HTMLSelectElement;
+    expect([...workflow.options].map((o) => o.text)).toEqual(['Choose a published workflow…', 'Orders · #3']);
+    fireEvent.change(workflow, { target: { value: '3' } });
+    expect(onPatch).toHaveBeenLastCalledWith({ workflow: 3 });
+  });
+
+  it('lists an MCP server’s tools on “Refresh tools” to choose the allowed ones, and says why a server could not be listed', async () => {
+    const onPatch = vi.fn<(patch: NodeParams) => void>();
+    const tool = (name: string) => ({ name, description: `${name} things`, parameters: {} });
+    const listMcpTools = vi
+      .fn<NonNullable<FormContext['listMcpTools']>>()
+      .mockResolvedValueOnce({ tools: [tool('lookup_order'), tool('cancel_order')], error: '' })
+      .mockResolvedValueOnce({ tools: [], error: 'connection refused' });
+    render(<ToolHarness type="tool.mcp" initial={{ url: 'http://mcp.test/mcp', secret: 'mcp_token' }} context={{ secretNames: ['mcp_token'], listMcpTools }} onPatch={onPatch} />);
+    expect((byName('secret') as unknown as HTMLSelectElement).value).toBe('mcp_token');
+    fireEvent.click(screen.getByRole('button', { name: 'Refresh tools' }));
+    await screen.findByText('2 tools offered');
+    expect(listMcpTools).toHaveBeenCalledWith('http://mcp.test/mcp', 'mcp_token');
+    expect(byName('allowed_tools.lookup_order')).toMatchObject({ checked: true, disabled: true }); // all of them, for now
+    fireEvent.click(byName('allowed_tools.all'));
+    expect(onPatch).toHaveBeenLastCalledWith({ allowed_tools: ['lookup_order', 'cancel_order'] });
+    fireEvent.click(byName('allowed_tools.cancel_order'));
+    expect(onPatch).toHaveBeenLastCalledWith({ allowed_tools: ['lookup_order'] });
+    expect(byName('allowed_tools.lookup_order')).toMatchObject({ checked: true, disabled: true }); // the last one stays
+    fireEvent.click(screen.getByRole('button', { name: 'Refresh tools' }));
+    expect((await screen.findByTestId('mcp-error')).textContent).toBe("The server's tools could not be listed: connection refused");
+    // The chosen tool is kept, marked as one the server no longer offers.
+    expect(byName('allowed_tools.lookup_order').closest('li')?.textContent).toContain('not offered by the server');
   });
 });

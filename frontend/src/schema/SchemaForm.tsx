@@ -1,9 +1,10 @@
 // A params form generated from a node type's JSON Schema. Field errors come from the server
 // (`{field: "routes.0.name", message}`) and from local checks of the schema's bounds.
 import { useEffect, useId, useState, type ReactNode } from 'react';
-import type { JSONSchema, NodeParams, Provider, ValidationIssue } from '../api/types';
+import type { JSONSchema, MCPListing, NodeParams, Provider, ValidationIssue } from '../api/types';
 import { formatCount, textOf } from '../ui/format';
 import { fieldsOf, localProblem, newItem, parseInput, type FieldSpec } from './schema';
+import { secretNamesIn, secretRef, withSecret } from './secrets';
 
 export interface FormContext {
   providers: Provider[];
@@ -13,6 +14,14 @@ export interface FormContext {
   modelHint?: ReactNode;
   /** A link to manage providers, rendered under the provider select. */
   providersLink?: ReactNode;
+  /** The owner's stored secrets, by name (never a value); undefined while they are read. */
+  secretNames?: string[];
+  /** A link to manage secrets, rendered under the fields that use them. */
+  secretsLink?: ReactNode;
+  /** The owner's published workflows (what a workflow tool can call). */
+  publishedWorkflows?: { id: number; name: string }[];
+  /** Lists an MCP server's tools, for choosing the ones the model may call. */
+  listMcpTools?: (url: string, secret: string | null) => Promise<MCPListing>;
 }
 
 interface SchemaFormProps {
@@ -38,6 +47,15 @@ function valueOf(field: FieldSpec, data: NodeParams): unknown {
   return field.name in data ? data[field.name] : field.default;
 }
 
+/** A field's change as the params get it: headers bring the list of secrets they use along. */
+function patchFor(field: FieldSpec, fields: FieldSpec[], value: unknown): NodeParams {
+  const patch: NodeParams = { [field.name]: value };
+  if (field.widget === 'headers') {
+    for (const list of fields.filter((f) => f.widget === 'secretNames')) patch[list.name] = secretNamesIn((value ?? {}) as Record<string, string>);
+  }
+  return patch;
+}
+
 export function SchemaForm({ schema, value, onChange, issues, context }: SchemaFormProps) {
   const fields = fieldsOf(schema);
   if (!fields.length) return <p className="muted small">This node has no settings.</p>;
@@ -50,7 +68,7 @@ export function SchemaForm({ schema, value, onChange, issues, context }: SchemaF
           path={field.name}
           value={valueOf(field, value)}
           siblings={value}
-          onChange={(v) => onChange({ [field.name]: v })}
+          onChange={(v) => onChange(patchFor(field, fields, v))}
           issues={issues}
           context={context}
         />
@@ -73,7 +91,7 @@ interface FieldProps {
 function Field({ field, path, value, siblings, onChange, issues, context, compact }: FieldProps) {
   const id = useId();
   const server = messagesAt(issues, path);
-  const local = field.widget === 'objectList' || field.widget === 'stringList' ? null : localProblem(field, value);
+  const local = LISTS.has(field.widget) ? null : localProblem(field, value);
   // The local check answers at once and in plain words; the server's message covers the rest.
   const messages = local ? [local] : server;
   const invalid = messages.length > 0;
@@ -101,10 +119,13 @@ function Field({ field, path, value, siblings, onChange, issues, context, compac
       {field.description && !compact && <p className="field-help">{field.description}</p>}
       {field.widget === 'provider' && context.providersLink}
       {field.widget === 'model' && context.modelHint}
+      {(field.widget === 'headers' || field.widget === 'secret') && context.secretsLink}
       <FieldMessages messages={messages} />
     </div>
   );
 }
+
+const LISTS = new Set(['objectList', 'stringList', 'secretNames', 'mcpTools']);
 
 function FieldMessages({ messages }: { messages: string[] }) {
   if (!messages.length) return null;
@@ -210,6 +231,43 @@ function Control({ field, id, path, value, siblings, onChange, issues, context, 
     case 'json':
       return <JsonInput common={common} value={value} onChange={onChange} />;
 
+    case 'headers':
+      return <HeadersEditor path={path} value={isRecord(value) ? (value as Record<string, string>) : {}} secretNames={context.secretNames} onChange={onChange} />;
+
+    case 'secretNames':
+      return <SecretNames value={Array.isArray(value) ? (value as string[]) : []} known={context.secretNames} />;
+
+    case 'secret': {
+      const current = textOf(value);
+      const names = context.secretNames ?? [];
+      return (
+        <select {...common} value={current} onChange={(e) => onChange(parseInput(field, e.target.value))}>
+          <option value="">— none —</option>
+          {current && !names.includes(current) && <option value={current}>{current} (no such secret)</option>}
+          {names.map((name) => (
+            <option key={name} value={name}>{name}</option>
+          ))}
+        </select>
+      );
+    }
+
+    case 'workflow': {
+      const current = textOf(value);
+      const workflows = context.publishedWorkflows ?? [];
+      return (
+        <select {...common} value={current} onChange={(e) => onChange(parseInput(field, e.target.value))}>
+          {!current && <option value="">{workflows.length ? 'Choose a published workflow…' : 'No published workflow yet'}</option>}
+          {current && !workflows.some((w) => String(w.id) === current) && <option value={current}>Workflow #{current} (not published)</option>}
+          {workflows.map((w) => (
+            <option key={w.id} value={String(w.id)}>{w.name} · #{w.id}</option>
+          ))}
+        </select>
+      );
+    }
+
+    case 'mcpTools':
+      return <McpToolList path={path} value={Array.isArray(value) ? (value as string[]) : []} siblings={siblings} onChange={onChange} list={context.listMcpTools} />;
+
     default:
       return <input {...common} type="text" value={(value as string) ?? ''} maxLength={field.maxLength} onChange={(e) => onChange(parseInput(field, e.target.value))} />;
   }
@@ -313,28 +371,209 @@ function PromptEditor({ common, title, value, defaultValue, maxLength, onChange 
   );
 }
 
+const isRecord = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Why ``text`` is not JSON (the parser's words), or null when it is. */
+export function jsonProblem(text: string): string | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (error) {
+    return `Not valid JSON: ${(error as Error).message}`;
+  }
+}
+
+/** JSON typed as text: each valid edit goes to the params at once; while the text does not parse,
+ * the params keep their last valid value and the parser's error shows under the box. */
 function JsonInput({ common, value, onChange }: { common: Common; value: unknown; onChange: (v: unknown) => void }) {
   const [text, setText] = useState(() => JSON.stringify(value ?? null, null, 2));
-  const [error, setError] = useState<string | null>(null);
+  const [seen, setSeen] = useState(value);
+  // A change from elsewhere (undo, a reload) rewrites the text; this box's own edits parse back equal.
+  if (value !== seen) {
+    setSeen(value);
+    if (jsonProblem(text) || JSON.stringify(JSON.parse(text)) !== JSON.stringify(value ?? null)) setText(JSON.stringify(value ?? null, null, 2));
+  }
+  const problem = jsonProblem(text);
   return (
     <>
       <textarea
         {...common}
-        rows={4}
+        aria-invalid={common['aria-invalid'] || !!problem || undefined}
+        rows={Math.min(14, Math.max(4, text.split('\n').length))}
         className="mono"
+        spellCheck={false}
         value={text}
-        onChange={(e) => setText(e.target.value)}
-        onBlur={() => {
-          try {
-            onChange(JSON.parse(text));
-            setError(null);
-          } catch {
-            setError('Not valid JSON');
-          }
+        onChange={(e) => {
+          setText(e.target.value);
+          if (!jsonProblem(e.target.value)) onChange(JSON.parse(e.target.value));
         }}
       />
-      {error && <div className="field-error">{error}</div>}
+      {problem && (
+        <div className="field-error" role="alert" data-testid="json-error">
+          {problem}
+        </div>
+      )}
     </>
+  );
+}
+
+type HeaderRow = [name: string, value: string];
+
+/** Rows as the params keep them: named rows only (a row being typed may have no name yet). */
+function headersOf(rows: HeaderRow[]): Record<string, string> {
+  return Object.fromEntries(rows.filter(([name]) => name.trim()).map(([name, value]) => [name.trim(), value]));
+}
+
+const sameHeaders = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(a) === JSON.stringify(b);
+
+/** A request's headers as rows of name and template, and the owner's secrets to put into one
+ * (`{{ secrets.NAME }}`: the value is filled in when the request is sent, never shown). */
+function HeadersEditor({ path, value, secretNames, onChange }: { path: string; value: Record<string, string>; secretNames?: string[]; onChange: (v: unknown) => void }) {
+  const [rows, setRows] = useState<HeaderRow[]>(() => Object.entries(value));
+  const [seen, setSeen] = useState(value);
+  const [target, setTarget] = useState(0);
+  if (value !== seen) {
+    setSeen(value);
+    if (!sameHeaders(headersOf(rows), value)) setRows(Object.entries(value));
+  }
+  const update = (next: HeaderRow[]) => {
+    setRows(next);
+    onChange(headersOf(next));
+  };
+  const insertSecret = (name: string) => {
+    if (!rows.length) return update([['Authorization', `Bearer ${secretRef(name)}`]]);
+    const at = Math.min(target, rows.length - 1);
+    update(rows.map((row, i): HeaderRow => (i === at ? [row[0], withSecret(row[1], name)] : row)));
+  };
+  return (
+    <div className="list-editor headers-editor" data-list={path}>
+      {rows.length === 0 && <p className="muted small">No headers.</p>}
+      {rows.map(([name, template], i) => (
+        <div key={i} className="list-row header-row">
+          <input type="text" name={`${path}.${i}.name`} aria-label={`Header ${i + 1} name`} placeholder="Name" value={name} maxLength={100} spellCheck={false}
+            onFocus={() => setTarget(i)}
+            onChange={(e) => update(rows.map((row, j): HeaderRow => (j === i ? [e.target.value, row[1]] : row)))} />
+          <input type="text" name={`${path}.${i}.value`} aria-label={`Header ${i + 1} value`} placeholder="Value (a template)" value={template} maxLength={4000} spellCheck={false} className="mono"
+            onFocus={() => setTarget(i)}
+            onChange={(e) => update(rows.map((row, j): HeaderRow => (j === i ? [row[0], e.target.value] : row)))} />
+          <button type="button" className="btn btn-ghost btn-icon" aria-label={`Remove header ${i + 1}`} onClick={() => update(rows.filter((_, j) => j !== i))}>✕</button>
+        </div>
+      ))}
+      <button type="button" className="btn btn-sm" onClick={() => { setRows([...rows, ['', '']]); setTarget(rows.length); }}>+ Add header</button>
+      <div className="secret-hint small" data-testid="secret-hint">
+        {secretNames === undefined ? (
+          <span className="muted">Reading your secrets…</span>
+        ) : secretNames.length === 0 ? (
+          <span className="muted">No stored secrets yet. A header can use one as {'{{ secrets.NAME }}'}.</span>
+        ) : (
+          <>
+            <span className="muted">Insert a secret{rows.length ? ` into header ${Math.min(target, rows.length - 1) + 1}` : ''}:</span>
+            {secretNames.map((name) => (
+              <button key={name} type="button" className="chip chip-button" onClick={() => insertSecret(name)} title={`Adds {{ secrets.${name} }}; its value is never shown`}>
+                {name}
+              </button>
+            ))}
+          </>
+        )}
+      </div>
+    </div>
+  );
+}
+
+/** The secrets the headers use (kept in step with them), each flagged when the owner has none by that name. */
+function SecretNames({ value, known }: { value: string[]; known?: string[] }) {
+  if (!value.length) return <p className="muted small">None: no header uses a secret.</p>;
+  return (
+    <div className="chip-row">
+      {value.map((name) => {
+        const missing = known !== undefined && !known.includes(name);
+        return (
+          <span key={name} className={`chip${missing ? ' chip-missing' : ''}`} data-testid="used-secret">
+            {name}
+            {missing && <span className="muted"> · no such secret</span>}
+          </span>
+        );
+      })}
+    </div>
+  );
+}
+
+type MCPTool = MCPListing['tools'][number];
+
+/** The MCP server's tools the model may call: all (an empty list), or the ones checked. "Refresh
+ * tools" asks the server what it offers; a server that cannot be listed says why. */
+function McpToolList({ path, value, siblings, onChange, list }: { path: string; value: string[]; siblings: NodeParams; onChange: (v: unknown) => void; list?: FormContext['listMcpTools'] }) {
+  const [listed, setListed] = useState<MCPTool[] | null>(null);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const url = textOf(siblings.url).trim();
+  const secret = typeof siblings.secret === 'string' && siblings.secret ? siblings.secret : null;
+  const all = value.length === 0;
+  const offered = listed?.map((t) => t.name) ?? [];
+  const rows: { name: string; description?: string; offered: boolean }[] = [
+    ...(listed ?? []).map((t) => ({ name: t.name, description: t.description, offered: true })),
+    ...value.filter((name) => !offered.includes(name)).map((name) => ({ name, offered: listed === null })),
+  ];
+
+  const refresh = async () => {
+    if (!list || !url) return;
+    setBusy(true);
+    setError('');
+    try {
+      const answer = await list(url, secret);
+      setListed(answer.tools);
+      setError(answer.error);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const toggle = (name: string, on: boolean) => onChange(on ? [...value, name] : value.filter((n) => n !== name));
+
+  return (
+    <div className="mcp-tools" data-list={path}>
+      <div className="button-row">
+        <button type="button" className="btn btn-sm" disabled={busy || !url || !list} onClick={() => void refresh()}>
+          {busy ? 'Listing…' : 'Refresh tools'}
+        </button>
+        {!url && <span className="muted small">Set the server's URL first.</span>}
+        {listed && !error && <span className="muted small">{listed.length} tool{listed.length === 1 ? '' : 's'} offered</span>}
+      </div>
+      {error && (
+        <div className="field-error mcp-error" role="alert" data-testid="mcp-error">
+          The server's tools could not be listed: {error}
+        </div>
+      )}
+      <label className="field-check mcp-all">
+        {/* Choosing some needs the server's list: unchecking "All" checks each listed tool. */}
+        <input type="checkbox" name={`${path}.all`} checked={all} onChange={(e) => onChange(e.target.checked ? [] : offered)} disabled={all && !offered.length} />
+        <span>All of the server's tools</span>
+      </label>
+      {rows.length > 0 && (
+        <ul className="mcp-tool-list">
+          {rows.map((tool) => {
+            const checked = all || value.includes(tool.name);
+            // An empty list means every tool, so the last one chosen cannot be unchecked.
+            const last = !all && value.length === 1 && checked;
+            return (
+              <li key={tool.name}>
+                <label className="field-check">
+                  <input type="checkbox" name={`${path}.${tool.name}`} checked={checked} disabled={all || last} onChange={(e) => toggle(tool.name, e.target.checked)} />
+                  <span>
+                    <code>{tool.name}</code>
+                    {!tool.offered && <span className="field-warning small"> · not offered by the server</span>}
+                    {tool.description && <span className="muted small"> — {tool.description}</span>}
+                  </span>
+                </label>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {!all && value.length === 1 && <p className="muted small">At least one tool stays chosen: none chosen means all of them.</p>}
+      {all && listed === null && <p className="muted small">Refresh to see the server's tools and choose some.</p>}
+    </div>
   );
 }
 

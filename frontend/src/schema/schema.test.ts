@@ -17,7 +17,22 @@ describe('fieldsOf (pydantic v2 schemas)', () => {
       temperature: 'number',
       system_prompt: 'prompt',
       max_tokens: 'integer',
+      max_tool_rounds: 'integer',
+      tool_budget_s: 'number',
     });
+  });
+
+  it('picks the tool widgets by format: the arguments schema as JSON, headers, secrets, workflows, MCP tools', () => {
+    const widgets = (type: string) => Object.fromEntries(fieldsOf(spec(type).params_schema).map((f) => [f.name, f.widget]));
+    expect(widgets('tool.http')).toMatchObject({ name: 'text', parameters: 'json', url: 'text', headers: 'headers', secrets: 'secretNames', body: 'textarea' });
+    expect(widgets('tool.workflow')).toMatchObject({ workflow: 'workflow', name: 'text' });
+    expect(widgets('tool.mcp')).toMatchObject({ url: 'text', secret: 'secret', allowed_tools: 'mcpTools' });
+    // The tool's name and description come first, as the params class orders them.
+    expect(fieldsOf(spec('tool.http').params_schema).slice(0, 3).map((f) => f.name)).toEqual(['name', 'description', 'parameters']);
+    const secret = field('tool.mcp', 'secret');
+    expect(secret).toMatchObject({ nullable: true });
+    expect(parseInput(secret, '')).toBeNull();
+    expect(parseInput(field('tool.workflow', 'workflow'), '12')).toBe(12);
   });
 
   it('unwraps anyOf-with-null into a nullable field keeping bounds and default', () => {

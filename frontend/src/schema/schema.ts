@@ -1,6 +1,9 @@
 // Reading a node type's params schema (pydantic v2 JSON Schema) into form fields and defaults.
 // Handles $defs/$ref, `anyOf: [X, {type: null}]` (optional fields), enums and Literal, numbers
-// with bounds, prompt strings (`format: "prompt"`), arrays of objects and the model/provider refs.
+// with bounds, prompt strings (`format: "prompt"`), arrays of objects and the model/provider refs;
+// a tool's params by their formats: `json` (a JSON Schema), `headers` (templates that may use
+// stored secrets), `secret_names`, `secret`, `workflow` and `mcp_tools` (the owner's secrets,
+// published workflows and an MCP server's tools to choose from).
 import type { JSONSchema } from '../api/types';
 
 export type Widget =
@@ -15,7 +18,22 @@ export type Widget =
   | 'provider'
   | 'objectList'
   | 'stringList'
-  | 'json';
+  | 'json'
+  | 'headers'
+  | 'secretNames'
+  | 'secret'
+  | 'workflow'
+  | 'mcpTools';
+
+/** Widgets picked by a field's `format`, whatever its type (the params classes set it). */
+const FORMAT_WIDGETS: Record<string, Widget> = {
+  json: 'json',
+  headers: 'headers',
+  secret_names: 'secretNames',
+  secret: 'secret',
+  workflow: 'workflow',
+  mcp_tools: 'mcpTools',
+};
 
 const LONG_TEXT = 2000;
 
@@ -91,6 +109,8 @@ function humanize(name: string): string {
 function widgetFor(name: string, schema: JSONSchema, root: JSONSchema): Pick<FieldSpec, 'widget' | 'options' | 'itemFields' | 'itemSchema'> {
   if (name === 'model' && schema.type === 'string') return { widget: 'model' };
   if (name === 'provider' && (schema.type === 'integer' || schema.type === 'string')) return { widget: 'provider' };
+  if (schema.format && FORMAT_WIDGETS[schema.format]) return { widget: FORMAT_WIDGETS[schema.format] };
+  if (name === 'url' && schema.type === 'string') return { widget: 'text' };
   if (schema.enum) return { widget: 'select', options: schema.enum };
   if (schema.const !== undefined) return { widget: 'select', options: [schema.const] };
   switch (schema.type) {
@@ -205,13 +225,13 @@ export function defaultsFor(schema: JSONSchema): Record<string, unknown> {
 
 /** What an input's text becomes in params: numbers parsed, empty optional fields null. */
 export function parseInput(field: FieldSpec, text: string): unknown {
-  if (field.widget === 'integer' || field.widget === 'number' || field.widget === 'provider') {
+  if (field.widget === 'integer' || field.widget === 'number' || field.widget === 'provider' || field.widget === 'workflow') {
     if (text.trim() === '') return field.nullable ? null : undefined;
     const value = Number(text);
     if (Number.isNaN(value)) return text;
     return value;
   }
-  if (field.widget === 'select' && text === '' && field.nullable) return null;
+  if ((field.widget === 'select' || field.widget === 'secret') && text === '' && field.nullable) return null;
   return text;
 }
 

@@ -9,6 +9,7 @@ const NAV = [
   { to: '/threads', label: 'Threads', active: (p: string) => p.startsWith('/threads') },
   { to: '/participants', label: 'Participants', active: (p: string) => p.startsWith('/participants') },
   { to: '/providers', label: 'Providers', active: (p: string) => p.startsWith('/providers') },
+  { to: '/secrets', label: 'Secrets', active: (p: string) => p.startsWith('/secrets') },
 ];
 
 /** The header every page shares; the editor puts its own toolbar in `children` of TopBar. */

@@ -2,7 +2,7 @@
 // button, driven by a Transport. Vanilla DOM; text is only ever set as text, never as HTML.
 
 import type { KnownServerEvent, ServerEvent, Status, Theme, Transport } from './protocol';
-import { Conversation, lengthProblem, type Message } from './state';
+import { Conversation, lengthProblem, lookupText, type Message } from './state';
 import { adoptStyles } from './styles';
 
 // Refusals of who the page says the visitor is (data-participant and its signature).
@@ -130,13 +130,18 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       // dir="auto": a right-to-left message reads right to left, whatever the page's direction. The
       // speaker and the cut note have a direction of their own, so only the message's text decides.
       node = el('div', { dir: 'auto' });
-      node.append(el('span', { class: 'sr', dir: 'auto' }), el('span', { class: 'text' }), el('span', { class: 'cut-note', dir: 'ltr' }));
+      node.append(
+        el('span', { class: 'sr', dir: 'auto' }),
+        el('span', { class: 'text' }),
+        el('span', { class: 'lookup', 'data-testid': 'chat-lookup' }),
+        el('span', { class: 'cut-note', dir: 'ltr' }),
+      );
       bubbles.set(message.id, node);
     }
     node.dataset.testid = `chat-${message.role}`;
     node.className = `msg ${message.role}${message.streaming ? ' streaming' : ''}${message.unsent ? ' unsent' : ''}${message.cut ? ' cut' : ''}`;
     node.setAttribute('aria-busy', message.streaming ? 'true' : 'false');
-    const [speaker, text, cutNote] = node.children as unknown as HTMLElement[];
+    const [speaker, text, lookup, cutNote] = node.children as unknown as HTMLElement[];
     speaker.textContent = message.role === 'user' ? 'You: ' : message.role === 'error' ? 'Error: ' : `${theme.title || 'Assistant'}: `;
     text.textContent = message.content;
     if (message.summarizing && !message.content) {
@@ -144,6 +149,9 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       text.textContent = 'Summarizing earlier messages…';
       node.classList.add('summarizing');
     }
+    // The tool's name only: what it was asked and what it answered stay the owner's.
+    lookup.textContent = lookupText(message) ?? '';
+    lookup.hidden = !lookup.textContent;
     cutNote.textContent = message.cut ? 'Cut short: the reply reached its length limit.' : '';
     cutNote.hidden = !message.cut;
     return node;
@@ -269,6 +277,13 @@ export function mountChat(element: HTMLElement, options: ChatOptions): ChatHandl
       case 'memory.summarized':
       case 'memory.warning': {
         const message = state.summarizing(event.data.run, event.type === 'memory.summarizing');
+        if (message) keepScrolled(() => bubble(message));
+        return;
+      }
+      case 'tool.started':
+      case 'tool.finished': {
+        const { run, call_id: callId, tool } = event.data;
+        const message = event.type === 'tool.started' ? state.toolStarted(run, callId, tool) : state.toolFinished(run, callId);
         if (message) keepScrolled(() => bubble(message));
         return;
       }

@@ -28,6 +28,8 @@ export type KnownServerEvent =
   | { type: 'run.started'; data: { run: number } }
   | { type: 'llm.token'; data: { run: number; node: string; text: string } }
   | { type: 'memory.summarizing' | 'memory.summarized' | 'memory.warning'; data: { run: number } }
+  // An agent's call of a tool: its name only (never its arguments or result).
+  | { type: 'tool.started' | 'tool.finished'; data: { run: number; tool: string; call_id: string; status?: string } }
   | { type: 'run.finished'; data: { run: number; reply: string; cut?: boolean } }
   | { type: 'run.failed'; data: { run: number; error: string } }
   | { type: 'error'; data: { code: string; message: string; retry_after?: number; client_id?: string; errors?: { node: string | null; field: string | null; message: string }[] } };

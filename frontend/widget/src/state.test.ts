@@ -113,3 +113,38 @@ describe('composing and cut replies', () => {
     expect(c.messages.map((m) => m.cut ?? false)).toEqual([false, true]);
   });
 });
+
+describe('tool calls', () => {
+  it('says which tools the agent is looking up while their calls run, and nothing once they end', async () => {
+    const { lookupText } = await import('./state');
+    const c = new Conversation();
+    c.addUser('where is order 42?', 'c1');
+    c.accepted(4, 'c1');
+    const reply = c.messages[1];
+    expect(c.toolStarted(4, 'call_1', 'lookup_order')).toBe(reply);
+    c.toolStarted(4, 'call_2', 'lookup_order');
+    c.toolStarted(4, 'call_3', 'weather');
+    expect(lookupText(reply)).toBe('Looking up lookup_order, weather…');
+    c.toolFinished(4, 'call_1');
+    c.toolFinished(4, 'call_3');
+    expect(lookupText(reply)).toBe('Looking up lookup_order…');
+    c.toolFinished(4, 'call_2');
+    expect(lookupText(reply)).toBeNull();
+    expect(c.toolFinished(4, 'call_2')).toBeUndefined(); // an end seen twice changes nothing
+    expect(c.toolStarted(99, 'call_1', 'lookup_order')).toBeUndefined(); // another conversation's run
+  });
+
+  it('drops a lookup when the reply ends or the connection drops (its end may never come)', async () => {
+    const { lookupText } = await import('./state');
+    const c = new Conversation();
+    c.addUser('one', 'a');
+    c.accepted(1, 'a');
+    c.toolStarted(1, 'call_1', 'lookup_order');
+    c.markStreamsStale();
+    expect(lookupText(c.messages[1])).toBeNull();
+    c.toolStarted(1, 'call_2', 'lookup_order');
+    c.finished(1, 'Shipped.');
+    expect(lookupText(c.messages[1])).toBeNull();
+    expect(c.toolStarted(1, 'call_3', 'lookup_order')).toBeUndefined(); // too late: the reply is there
+  });
+});

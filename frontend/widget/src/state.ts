@@ -21,6 +21,13 @@ export interface Message {
   transmitted?: boolean; // sent on the current connection (an unsent message is sent again after a reconnect)
   summarizing?: boolean; // earlier messages are being summarized before the model answers
   cut?: boolean; // the reply stopped at the model's length limit (max_tokens): it ends mid-answer
+  lookups?: { callId: string; tool: string }[]; // the tools the agent is calling before it answers
+}
+
+/** What the reply says while its agent calls tools ("Looking up lookup_order…"), or null. */
+export function lookupText(message: Message): string | null {
+  const tools = [...new Set((message.lookups ?? []).map((l) => l.tool))];
+  return tools.length ? `Looking up ${tools.join(', ')}…` : null;
 }
 
 /** What the composer says about a draft message: nothing, or that it is over the limit (it is
@@ -92,6 +99,23 @@ export class Conversation {
     return reply;
   }
 
+  /** The run's agent called a tool (``tool.started``): the reply says so until the call ends. */
+  toolStarted(run: number, callId: string, tool: string): Message | undefined {
+    if (!this.isMine(run)) return undefined;
+    const reply = this.placeholder(run);
+    if (!reply.streaming) return undefined;
+    reply.lookups = [...(reply.lookups ?? []), { callId, tool }];
+    return reply;
+  }
+
+  toolFinished(run: number, callId: string): Message | undefined {
+    const reply = this.messages.find((m) => m.run === run && m.role === 'assistant');
+    const at = reply?.lookups?.findIndex((l) => l.callId === callId) ?? -1;
+    if (!reply || at < 0) return undefined;
+    reply.lookups = reply.lookups?.filter((_, i) => i !== at);
+    return reply;
+  }
+
   token(run: number, node: string, text: string): Message | undefined {
     const reply = this.messages.find((m) => m.run === run && m.role === 'assistant');
     if (!reply || !reply.streaming || reply.stale) return undefined;
@@ -104,12 +128,12 @@ export class Conversation {
 
   finished(run: number, reply: string, cut = false): void {
     const message = this.placeholder(run);
-    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false, summarizing: false, cut: cut || message.cut });
+    Object.assign(message, { role: 'assistant', content: reply, streaming: false, stale: false, summarizing: false, lookups: undefined, cut: cut || message.cut });
   }
 
   failed(run: number, error: string): void {
     const message = this.placeholder(run);
-    Object.assign(message, { role: 'error', content: error, streaming: false, stale: false, summarizing: false });
+    Object.assign(message, { role: 'error', content: error, streaming: false, stale: false, summarizing: false, lookups: undefined });
   }
 
   /** A message that could not be sent: shown as an error after it; it will not be resent. */
@@ -121,7 +145,8 @@ export class Conversation {
 
   /** After a reconnect: replies still streaming missed their tokens meanwhile. */
   markStreamsStale(): void {
-    for (const m of this.messages) if (m.streaming) m.stale = true;
+    // A call that ended meanwhile sent its end then: no notice is left waiting for it.
+    for (const m of this.messages) if (m.streaming) Object.assign(m, { stale: true, lookups: undefined });
   }
 
   merge(history: HistoryMessage[], pending: number | null): void {
@@ -134,7 +159,7 @@ export class Conversation {
           (item.client_id && m.role === 'user' && m.clientId === item.client_id),
       );
       if (existing) {
-        Object.assign(existing, { role: item.role, content: item.content, seq: item.seq, run, streaming: false, stale: false, unsent: false });
+        Object.assign(existing, { role: item.role, content: item.content, seq: item.seq, run, streaming: false, stale: false, unsent: false, lookups: undefined });
       } else {
         this.messages.push({ id: ++ids, role: item.role, content: item.content, seq: item.seq, run, clientId: item.client_id ?? undefined });
       }

@@ -30,8 +30,9 @@ header :focus-visible{outline-color:var(--oa)}
 .starters:empty{display:none}
 .starter{padding:6px 10px;background:transparent;color:var(--a);border:1px solid var(--a);border-radius:14px;font-size:14px}
 .status{margin:0;padding:4px 12px;font-size:13px;color:#92400e}
-.status[hidden],.limit[hidden],.cut-note[hidden]{display:none}
+.status[hidden],.limit[hidden],.cut-note[hidden],.lookup[hidden]{display:none}
 .limit{margin:0;padding:4px 12px;font-size:13px;color:#8a1c1c}
+.lookup{display:block;margin-top:4px;font-size:13px;font-style:italic;opacity:.75}
 .cut-note{display:block;margin-top:4px;font-size:12px;opacity:.75;font-style:italic}
 .composer{display:flex;gap:8px;padding:10px 12px;border-top:1px solid rgba(127,127,127,.25)}
 textarea{flex:1;resize:none;max-height:120px;padding:8px 10px;border:1px solid rgba(127,127,127,.45);border-radius:10px;background:var(--bg);color:var(--fg)}

@@ -1,5 +1,6 @@
-// The last run's state per node, as the canvas shows it: from a finished run (its steps and
-// warnings), or live from the test chat's events while a turn runs.
+// The last run's state per node, as the canvas shows it: from a finished run (its steps, the tool
+// calls of its models' rounds, and its warnings), or live from the test chat's events while a turn
+// runs. A tool node has no step of its own: it is lit by the calls an agent made of it.
 import type { Run, RunWarning } from '../../api/types';
 import type { EditorSlice } from './types';
 
@@ -8,6 +9,14 @@ export interface NodeRunState {
   error?: string;
   warnings: string[];
   durationMs?: number | null;
+  /** A tool node: the ids of its calls still running (parallel calls of one tool overlap). */
+  calls?: string[];
+}
+
+/** How a call of a tool ended (`error`: what the model was told instead of a result). */
+export interface ToolCallEnd {
+  error?: string;
+  durationMs?: number;
 }
 
 export interface RunSlice {
@@ -17,6 +26,9 @@ export interface RunSlice {
   showRun: (run: Run, extraWarnings?: RunWarning[]) => void;
   /** A live event of the running turn: a node started or finished, or a memory warned. */
   nodeEvent: (node: string, change: { status?: NodeRunState['status']; error?: string; durationMs?: number; warning?: string }) => void;
+  /** A live call of a tool node started (`tool.started`) or ended (`tool.finished`). */
+  toolStarted: (node: string, callId: string) => void;
+  toolFinished: (node: string, callId: string, end: ToolCallEnd) => void;
   clearRun: () => void;
 }
 
@@ -28,6 +40,11 @@ export function runStateOf(run: Run, extraWarnings: RunWarning[] = []): Record<s
   for (const step of run.steps ?? []) {
     runState[step.node] = { status: step.status, error: step.error || undefined, warnings: [], durationMs: step.duration_ms };
   }
+  for (const step of run.steps ?? []) {
+    for (const call of (step.rounds ?? []).flatMap((round) => round.tool_calls)) {
+      if (call.tool_node) runState[call.tool_node] = afterCall(runState[call.tool_node], { error: call.error, durationMs: call.duration_ms });
+    }
+  }
   const seen = new Set<string>();
   for (const warning of [...(run.warnings ?? []), ...extraWarnings]) {
     if (!warning.node || seen.has(`${warning.node}:${warning.message}`)) continue;
@@ -36,6 +53,19 @@ export function runStateOf(run: Run, extraWarnings: RunWarning[] = []): Record<s
     entry.warnings.push(warning.message);
   }
   return runState;
+}
+
+/** A tool node once one of its calls ended: failed if any call failed (its first error shown),
+ * running while another call is, its duration the sum of its calls'. */
+export function afterCall(current: NodeRunState | undefined, end: ToolCallEnd, callId?: string): NodeRunState {
+  const calls = [...(current?.calls ?? [])];
+  if (callId !== undefined && calls.includes(callId)) calls.splice(calls.indexOf(callId), 1);
+  const error = current?.error || end.error || undefined;
+  const durationMs = end.durationMs === undefined ? current?.durationMs : (current?.durationMs ?? 0) + end.durationMs;
+  const status = calls.length ? 'running' : error ? 'failed' : 'succeeded';
+  const { calls: _ended, ...rest } = current ?? { warnings: [] };
+  void _ended;
+  return { ...rest, status, error, durationMs, ...(calls.length ? { calls } : {}) };
 }
 
 export const createRunSlice: EditorSlice<RunSlice> = (set) => ({
@@ -57,6 +87,15 @@ export const createRunSlice: EditorSlice<RunSlice> = (set) => ({
       };
       return { runState: { ...s.runState, [node]: next } };
     }),
+
+  toolStarted: (node, callId) =>
+    set((s) => {
+      const current = s.runState[node];
+      const next: NodeRunState = { ...(current ?? { warnings: [] }), status: 'running', calls: [...(current?.calls ?? []), callId] };
+      return { runState: { ...s.runState, [node]: next } };
+    }),
+
+  toolFinished: (node, callId, end) => set((s) => ({ runState: { ...s.runState, [node]: afterCall(s.runState[node], end, callId) } })),
 
   clearRun: () => set({ runState: {}, lastRunId: null }),
 });

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { RunRound, ToolCall } from '../../api/types';
 import { nodeTypes, run, runStep, workflow } from '../../test/fixtures';
 import { useEditor } from '../store';
 import { runStateOf } from './runState';
@@ -66,6 +67,39 @@ describe('run state', () => {
       llm_1: { status: 'failed', error: 'model not found', warnings: ['slow'], durationMs: 3 },
       summary_1: { status: 'skipped', warnings: ['timed out'] },
     });
+  });
+
+  it('lights each tool node by the calls the agent made of it: failed if one failed, for their total time', () => {
+    const call = (id: string, tool_node: string | null, overrides: Partial<ToolCall> = {}): ToolCall => ({
+      id, name: 'lookup_order', arguments: '{}', tool_node, result: 'ok', error: '', duration_ms: 10, details: {}, ...overrides,
+    });
+    const round = (...tool_calls: ToolCall[]): RunRound => ({ messages: [], tools: [], tool_choice: null, tool_calls });
+    const ran = run({
+      steps: [
+        runStep('agent', 'llm', {
+          rounds: [round(call('call_1', 'lookup'), call('call_2', 'weather', { error: 'HTTP 500', duration_ms: 5 }), call('call_3', null)), round(call('call_1', 'lookup')), round()],
+        }),
+      ],
+    });
+    expect(runStateOf(ran)).toEqual({
+      agent: { status: 'succeeded', error: undefined, warnings: [], durationMs: 1 },
+      lookup: { status: 'succeeded', error: undefined, warnings: [], durationMs: 20 },
+      weather: { status: 'failed', error: 'HTTP 500', warnings: [], durationMs: 5 },
+    });
+  });
+
+  it('keeps a tool node running until the last of its overlapping calls ends', () => {
+    s().toolStarted('lookup', 'call_1');
+    s().toolStarted('lookup', 'call_2');
+    s().toolFinished('lookup', 'call_2', { error: 'timed out', durationMs: 30 });
+    expect(s().runState.lookup).toMatchObject({ status: 'running', calls: ['call_1'], error: 'timed out' });
+    s().toolFinished('lookup', 'call_1', { durationMs: 12 });
+    expect(s().runState.lookup).toEqual({ status: 'failed', error: 'timed out', warnings: [], durationMs: 42 });
+    s().toolStarted('lookup', 'call_1'); // the next turn's calls start afresh
+    s().startRun();
+    s().toolStarted('lookup', 'call_1');
+    s().toolFinished('lookup', 'call_1', { durationMs: 3 });
+    expect(s().runState.lookup).toEqual({ status: 'succeeded', error: undefined, warnings: [], durationMs: 3 });
   });
 
   it('follows a running turn node by node and forgets it when a new one starts', () => {
