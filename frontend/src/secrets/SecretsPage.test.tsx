@@ -38,7 +38,7 @@ describe('SecretsPage', () => {
     fireEvent.change(within(form).getByLabelText(/^Name/), { target: { value: 'my key' } });
     fireEvent.change(within(form).getByLabelText('Value'), { target: { value: 'x' } });
     expect(within(form).getByText('Letters, digits, “_”, “.” and “-” only.')).toBeTruthy();
-    expect((within(form).getByRole('button', { name: 'Store secret' }) as HTMLButtonElement).disabled).toBe(true);
+    expect(within(form).getByRole<HTMLButtonElement>('button', { name: 'Store secret' }).disabled).toBe(true);
   });
 
   it('replaces a value and deletes a secret', async () => {
