@@ -179,3 +179,16 @@ def test_runs_list_filters_and_paginates(api, chatbot, chat):
     assert api.get("/api/runs/", {"status": "failed"}).json()["count"] == 0
     assert api.get("/api/runs/", {"thread": first["thread"], "trigger": "chat"}).json()["count"] == 2
     assert api.get("/api/runs/", {"status": "exploded"}).status_code == 400
+
+
+def test_the_front_ends_node_types_fixture_is_the_registry(api):
+    """The editor's unit tests draw nodes from a stored copy of ``GET /api/node-types/``: it must be
+    what the API serves, or they test an editor for node types that no longer exist."""
+    import json
+
+    from tests.import_cycles import ROOT
+
+    stored = json.loads((ROOT / "frontend/src/test/nodeTypes.fixture.json").read_text())
+    assert api.get("/api/node-types/").json() == stored, (
+        "frontend/src/test/nodeTypes.fixture.json is behind the registry: write GET /api/node-types/ there (json, indent 1)"
+    )

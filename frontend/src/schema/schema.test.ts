@@ -19,6 +19,7 @@ describe('fieldsOf (pydantic v2 schemas)', () => {
       max_tokens: 'integer',
       max_tool_rounds: 'integer',
       tool_budget_s: 'number',
+      call_tool_first: 'boolean',
     });
   });
 
